@@ -1,0 +1,197 @@
+#include "hf_llama.hpp"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmanipulation.hpp>
+
+namespace anatomy {
+namespace {
+
+std::string layer_prefix(int layer) { return "model.layers." + std::to_string(layer) + "."; }
+
+template <std::size_t N>
+NamedTensor named(std::string name, const xt::xtensor<float, N>& tensor) {
+    NamedTensor t{std::move(name), {tensor.shape().begin(), tensor.shape().end()}, {}};
+    t.values.assign(tensor.begin(), tensor.end());
+    return t;
+}
+
+// A projection stored [in, out] here becomes [out, in] in the checkpoint.
+NamedTensor projection(std::string name, const Matrix<float>& w) {
+    return named(std::move(name), Matrix<float>(xt::transpose(w)));
+}
+
+// Reorders the output columns of w [in, H*dh] head by head: column h*dh + i takes column h*dh + order[i].
+Matrix<float> permute_head_columns(const Matrix<float>& w, std::size_t head_dim, const std::vector<std::size_t>& order) {
+    Matrix<float> out(w.shape());
+    for (std::size_t r = 0; r < w.shape(0); ++r)
+        for (std::size_t c = 0; c < w.shape(1); ++c) {
+            const std::size_t head = c / head_dim, i = c % head_dim;
+            out(r, c) = w(r, head * head_dim + order[i]);
+        }
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::size_t> interleaved_to_half_split(std::size_t head_dim) {
+    std::vector<std::size_t> order(head_dim);
+    for (std::size_t i = 0; i < head_dim / 2; ++i) {
+        order[i] = 2 * i;
+        order[i + head_dim / 2] = 2 * i + 1;
+    }
+    return order;
+}
+
+nlohmann::json hf_config_json(const ModelConfig& c, DType dtype) {
+    const char* torch_dtype = dtype == DType::f32 ? "float32" : dtype == DType::f16 ? "float16" : "bfloat16";
+    return {
+        {"architectures", {"LlamaForCausalLM"}},
+        {"model_type", "llama"},
+        {"vocab_size", c.vocab_size},
+        {"hidden_size", c.hidden_size},
+        {"num_hidden_layers", c.n_layers},
+        {"num_attention_heads", c.n_heads},
+        {"num_key_value_heads", c.n_kv_heads},
+        {"head_dim", c.head_dim},
+        {"intermediate_size", c.ffn_size},
+        {"rope_theta", c.rope_theta},
+        {"rms_norm_eps", c.rms_norm_eps},
+        {"hidden_act", "silu"},
+        {"tie_word_embeddings", c.tie_embeddings},
+        {"torch_dtype", torch_dtype},
+        {"max_position_embeddings", 2048},
+        {"attention_bias", false},
+        {"mlp_bias", false},
+        {"bos_token_id", 1},
+        {"eos_token_id", 2},
+    };
+}
+
+ModelConfig config_from_hf_json(const nlohmann::json& j) {
+    if (!j.is_object()) throw InputError("config.json must be a JSON object");
+    auto integer = [&](const char* key) {
+        if (!j.contains(key)) throw InputError(std::string("config.json: missing field '") + key + "'");
+        if (!j[key].is_number_integer()) throw InputError(std::string("config.json: field '") + key + "' must be an integer");
+        return j[key].get<int>();
+    };
+    auto number = [&](const char* key, double fallback) {
+        if (!j.contains(key)) return fallback;
+        if (!j[key].is_number()) throw InputError(std::string("config.json: field '") + key + "' must be a number");
+        return j[key].get<double>();
+    };
+    ModelConfig c;
+    c.name = j.value("_name_or_path", std::string("checkpoint"));
+    if (j.contains("model_type") && j["model_type"] != "llama")
+        throw InputError("config.json: model_type is " + j["model_type"].dump() + ", expected \"llama\"");
+    c.vocab_size = integer("vocab_size");
+    c.hidden_size = integer("hidden_size");
+    c.n_layers = integer("num_hidden_layers");
+    c.n_heads = integer("num_attention_heads");
+    c.n_kv_heads = j.contains("num_key_value_heads") ? integer("num_key_value_heads") : c.n_heads;
+    c.ffn_size = integer("intermediate_size");
+    if (j.contains("head_dim") && !j["head_dim"].is_null()) c.head_dim = integer("head_dim");
+    else c.head_dim = c.n_heads > 0 ? c.hidden_size / c.n_heads : 0;
+    c.rope_theta = number("rope_theta", 10000.0);
+    c.rms_norm_eps = number("rms_norm_eps", 1e-6);
+    c.rope_pairing = RopePairing::half_split;
+    c.tie_embeddings = j.value("tie_word_embeddings", false);
+    require_valid(c);
+    return c;
+}
+
+std::vector<NamedTensor> hf_tensors(const Model<float>& model) {
+    const ModelConfig& c = model.config;
+    const ModelWeights<float>& w = model.weights;
+    const bool permute = c.rope_pairing == RopePairing::interleaved;
+    const std::vector<std::size_t> order = interleaved_to_half_split(std::size_t(c.head_dim));
+
+    std::vector<NamedTensor> out;
+    out.push_back(named("model.embed_tokens.weight", w.embedding));
+    for (int i = 0; i < c.n_layers; ++i) {
+        const LayerWeights<float>& l = w.layers[std::size_t(i)];
+        const std::string p = layer_prefix(i);
+        out.push_back(named(p + "input_layernorm.weight", l.attn_norm));
+        out.push_back(projection(p + "self_attn.q_proj.weight", permute ? permute_head_columns(l.wq, c.head_dim, order) : l.wq));
+        out.push_back(projection(p + "self_attn.k_proj.weight", permute ? permute_head_columns(l.wk, c.head_dim, order) : l.wk));
+        out.push_back(projection(p + "self_attn.v_proj.weight", l.wv));
+        out.push_back(projection(p + "self_attn.o_proj.weight", l.wo));
+        out.push_back(named(p + "post_attention_layernorm.weight", l.ffn_norm));
+        out.push_back(projection(p + "mlp.gate_proj.weight", l.w_gate));
+        out.push_back(projection(p + "mlp.up_proj.weight", l.w_up));
+        out.push_back(projection(p + "mlp.down_proj.weight", l.w_down));
+    }
+    out.push_back(named("model.norm.weight", w.final_norm));
+    if (!c.tie_embeddings) out.push_back(projection("lm_head.weight", w.lm_head));
+    return out;
+}
+
+Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards) {
+    require_valid(config);
+    std::set<std::string> expected_names;
+
+    // Finds `name` in exactly one shard and checks its shape before reading it.
+    auto load = [&](const std::string& name, std::vector<std::size_t> shape) {
+        expected_names.insert(name);
+        const SafetensorsView* owner = nullptr;
+        for (const SafetensorsView* shard : shards)
+            if (shard->find(name)) {
+                if (owner) throw InputError("checkpoint: tensor '" + name + "' appears in more than one shard");
+                owner = shard;
+            }
+        if (!owner) throw InputError("checkpoint: missing tensor '" + name + "'");
+        const TensorEntry& entry = *owner->find(name);
+        if (entry.shape != shape) {
+            auto show = [](const std::vector<std::size_t>& s) {
+                std::string t = "[";
+                for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+                return t + "]";
+            };
+            throw InputError("checkpoint: tensor '" + name + "' has shape " + show(entry.shape) + ", config implies " + show(shape));
+        }
+        return owner->read_floats(name);
+    };
+    auto vector = [&](const std::string& name, std::size_t n) {
+        return Vector<float>(xt::adapt(load(name, {n}), std::array<std::size_t, 1>{n}));
+    };
+    auto matrix = [&](const std::string& name, std::size_t rows, std::size_t cols) {
+        return Matrix<float>(xt::adapt(load(name, {rows, cols}), std::array<std::size_t, 2>{rows, cols}));
+    };
+    // A checkpoint projection [out, in] becomes our [in, out].
+    auto projection_in_out = [&](const std::string& name, std::size_t in, std::size_t out) {
+        return Matrix<float>(xt::transpose(matrix(name, out, in)));
+    };
+
+    const std::size_t D = config.hidden_size, V = config.vocab_size, F = config.ffn_size;
+    const std::size_t q_width = std::size_t(config.n_heads) * config.head_dim;
+    const std::size_t kv_width = std::size_t(config.n_kv_heads) * config.head_dim;
+    Model<float> model{config, {}};
+    model.weights.embedding = matrix("model.embed_tokens.weight", V, D);
+    for (int i = 0; i < config.n_layers; ++i) {
+        const std::string p = layer_prefix(i);
+        LayerWeights<float> l;
+        l.attn_norm = vector(p + "input_layernorm.weight", D);
+        l.wq = projection_in_out(p + "self_attn.q_proj.weight", D, q_width);
+        l.wk = projection_in_out(p + "self_attn.k_proj.weight", D, kv_width);
+        l.wv = projection_in_out(p + "self_attn.v_proj.weight", D, kv_width);
+        l.wo = projection_in_out(p + "self_attn.o_proj.weight", q_width, D);
+        l.ffn_norm = vector(p + "post_attention_layernorm.weight", D);
+        l.w_gate = projection_in_out(p + "mlp.gate_proj.weight", D, F);
+        l.w_up = projection_in_out(p + "mlp.up_proj.weight", D, F);
+        l.w_down = projection_in_out(p + "mlp.down_proj.weight", F, D);
+        model.weights.layers.push_back(std::move(l));
+    }
+    model.weights.final_norm = vector("model.norm.weight", D);
+    if (!config.tie_embeddings) model.weights.lm_head = projection_in_out("lm_head.weight", D, V);
+
+    for (const SafetensorsView* shard : shards)
+        for (const auto& [name, entry] : shard->tensors())
+            if (!expected_names.count(name))
+                throw InputError("checkpoint: unexpected tensor '" + name + "' (not part of a " +
+                                 std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
+    return model;
+}
+
+}  // namespace anatomy

@@ -1,0 +1,37 @@
+// The Hugging Face Llama checkpoint layout at the boundary of our model:
+// config.json fields, tensor names, and [out, in] storage of projections.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "../weights.hpp"
+#include "safetensors.hpp"
+
+namespace anatomy {
+
+// config.json for LlamaForCausalLM.
+nlohmann::json hf_config_json(const ModelConfig& config, DType dtype);
+// Our config from config.json; throws InputError naming a missing or bad field.
+// Hugging Face Llama always rotates half-split pairs (its rotate_half).
+ModelConfig config_from_hf_json(const nlohmann::json& json);
+
+// Our weights as Hugging Face tensors: model.embed_tokens.weight, model.layers.{i}.self_attn.{q,k,v,o}_proj.weight,
+// model.layers.{i}.mlp.{gate,up,down}_proj.weight, model.layers.{i}.{input,post_attention}_layernorm.weight,
+// model.norm.weight (and lm_head.weight when untied). Projections are transposed to [out, in].
+// For an interleaved-RoPE model the q and k output channels of each head are
+// permuted to the half-split order, so the checkpoint computes the same scores
+// under Hugging Face's convention.
+std::vector<NamedTensor> hf_tensors(const Model<float>& model);
+
+// Loads weights from one or more safetensors files (shards). Every expected tensor
+// must be present once with the shape the config implies; a missing, duplicated
+// or unexpected tensor is an InputError naming it.
+Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards);
+
+// The order in which interleaved-pair channels are laid out half-split:
+// new channel i takes old channel 2i, new channel i + dh/2 takes old channel 2i + 1.
+std::vector<std::size_t> interleaved_to_half_split(std::size_t head_dim);
+
+}  // namespace anatomy

@@ -1,0 +1,66 @@
+// A strict reader and a writer for the safetensors format:
+//   [8 bytes: little-endian u64 N][N bytes: JSON header][tensor data]
+// The header maps each tensor name to {dtype, shape, data_offsets: [begin, end)},
+// offsets relative to the start of the data. The reader works on bytes in
+// memory (a mapped file natively, an ArrayBuffer in wasm) and checks every
+// offset and size before anything is read.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace anatomy {
+
+enum class DType { f32, f16, bf16 };
+
+std::string dtype_name(DType dtype);  // "F32", "F16", "BF16"
+std::size_t dtype_size(DType dtype);
+
+struct TensorEntry {
+    DType dtype = DType::f32;
+    std::vector<std::size_t> shape;
+    std::size_t begin = 0, end = 0;  // byte range within the data section
+    std::size_t elements() const;
+};
+
+class SafetensorsView {
+public:
+    // Parses and validates the header; throws InputError naming what is wrong
+    // (a truncated file, a bad header, an unknown dtype, offsets out of bounds or overlapping).
+    // The bytes must outlive the view.
+    static SafetensorsView parse(const std::uint8_t* bytes, std::size_t size, const std::string& source = "checkpoint");
+
+    const std::map<std::string, TensorEntry>& tensors() const { return tensors_; }
+    const std::map<std::string, std::string>& metadata() const { return metadata_; }
+    const TensorEntry* find(const std::string& name) const;
+
+    // The tensor's values converted to float, row-major.
+    std::vector<float> read_floats(const std::string& name) const;
+
+private:
+    const std::uint8_t* data_ = nullptr;  // start of the data section
+    std::size_t data_size_ = 0;
+    std::string source_;
+    std::map<std::string, TensorEntry> tensors_;
+    std::map<std::string, std::string> metadata_;
+};
+
+struct NamedTensor {
+    std::string name;
+    std::vector<std::size_t> shape;
+    std::vector<float> values;  // row-major
+};
+
+// Serialises tensors in the given dtype (rounding to nearest even for 16-bit types).
+std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tensors, DType dtype,
+                                            const std::map<std::string, std::string>& metadata = {});
+
+// IEEE binary16 and bfloat16 conversions, exact in the widening direction.
+float half_to_float(std::uint16_t bits);
+float bfloat16_to_float(std::uint16_t bits);
+std::uint16_t float_to_half(float value);
+std::uint16_t float_to_bfloat16(float value);
+
+}  // namespace anatomy

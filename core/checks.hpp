@@ -1,0 +1,34 @@
+// The verification checks: each compares two ways of computing the same thing
+// (or a result against a closed-form fact) and records how far apart they are.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "weights.hpp"
+
+namespace anatomy {
+
+struct CheckRecord {
+    std::string id;         // "a" .. "h", with a suffix where one letter has several parts
+    std::string name;       // short name, e.g. "decode_matches_full"
+    std::string compares;   // what is compared with what, in words
+    double max_abs_error = 0;
+    double tolerance = 0;
+    // "<=": passes when max_abs_error <= tolerance (agreement);
+    // ">":  passes when max_abs_error > tolerance (a difference that must exist).
+    std::string relation = "<=";
+    bool passed = false;
+};
+
+// Runs every check on `tokens` ([B, T], T >= 2). When B == 1 the batch check adds
+// a second, different sequence of its own. Throws InputError for bad tokens.
+std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens);
+
+bool all_passed(const std::vector<CheckRecord>& checks);
+
+nlohmann::json check_to_json(const CheckRecord& check);
+
+}  // namespace anatomy

@@ -1,0 +1,49 @@
+// Scaled dot-product attention, one step per function:
+//   scores = q k^T / sqrt(dh)   ->  mask  ->  softmax over keys  ->  probs @ v
+// Grouped-query attention is an index, never a copy: query head h reads KV head
+// h / group, where group = Hq / Hkv (llama2.c's kv_mul).
+#pragma once
+
+#include <cstdint>
+
+#include "../tensor.hpp"
+
+namespace anatomy {
+
+// Boolean [T, S] matrix; 1 where query row t may read key column s.
+using Mask = xt::xtensor<std::uint8_t, 2>;
+
+// Causal visibility with a KV cache. The T queries are the newest tokens, at
+// absolute positions history .. history + T - 1, where history = S - T tokens
+// were cached before them. Query t sees key s when s <= t + history: the
+// diagonal of the usual lower triangle moves right by the history length.
+inline bool causal_allows(std::size_t t, std::size_t s, std::size_t history) {
+    return s <= t + history;
+}
+
+// The causal mask for T new queries over S keys (S >= T).   ->  [T, S]
+Mask causal_mask(std::size_t T, std::size_t S);
+
+// Scores of every query against every key, scaled by 1/sqrt(dh).
+//   q: [B, Hq, T, dh], k: [B, Hkv, S, dh]  ->  [B, Hq, T, S]
+template <typename Real>
+Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k);
+
+// Forbidden cells become -infinity, so softmax gives them exactly zero.
+//   scores: [B, H, T, S], allowed: [T, S]  ->  [B, H, T, S]
+template <typename Real>
+Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed);
+
+// Numerically stable softmax over the last axis (the key positions): subtract
+// the row maximum, exponentiate, divide by the sum. A row with no allowed key
+// (all -infinity) becomes all zeros rather than NaN.
+//   x: [B, H, T, S]  ->  [B, H, T, S], each row summing to 1
+template <typename Real>
+Tensor4<Real> softmax_rows(const Tensor4<Real>& x);
+
+// Mix the value vectors with the attention weights.
+//   probs: [B, Hq, T, S], v: [B, Hkv, S, dh]  ->  [B, Hq, T, dh]
+template <typename Real>
+Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v);
+
+}  // namespace anatomy

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <vector>
+
+#include "../model_config.hpp"
+#include "../tensor.hpp"
+
+namespace anatomy {
+
+// The rotation angle of channel pair i at position p: p * theta^(-2i / dh),
+// for i in [0, dh/2). Low pairs turn fast, high pairs slowly.
+//   positions: [T]  ->  angles: [T, dh/2]
+Matrix<double> rope_angles(const std::vector<std::int64_t>& positions, int head_dim, double theta);
+
+// Rotary position embedding: rotate each channel pair of every head by the angle
+// of its position. Applied to queries and keys, never to values.
+//   half_split:  pairs (i, i + dh/2)      interleaved: pairs (2i, 2i + 1)
+//   (a, b) -> (a cos - b sin, a sin + b cos)
+//   x: [B, H, T, dh], positions: [T] (absolute: cached history + t)  ->  [B, H, T, dh]
+template <typename Real>
+Tensor4<Real> apply_rope(const Tensor4<Real>& x, const std::vector<std::int64_t>& positions, double theta,
+                         RopePairing pairing);
+
+// The two channels that RoPE rotates together as pair i of a head of width dh.
+std::pair<int, int> rope_pair_channels(int i, int head_dim, RopePairing pairing);
+
+}  // namespace anatomy

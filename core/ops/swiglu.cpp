@@ -1,0 +1,30 @@
+#include "swiglu.hpp"
+
+#include <cmath>
+
+#include "linear.hpp"
+
+namespace anatomy {
+
+template <typename Real>
+Tensor3<Real> silu(const Tensor3<Real>& a) {
+    Tensor3<Real> out(a.shape());
+    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = a.data()[i] / (Real(1) + std::exp(-a.data()[i]));
+    return out;
+}
+
+template <typename Real>
+Tensor3<Real> swiglu(const Tensor3<Real>& x, const Matrix<Real>& w_gate, const Matrix<Real>& w_up,
+                     const Matrix<Real>& w_down) {
+    const Tensor3<Real> gate = silu(linear(x, w_gate));  // [B, T, F]
+    const Tensor3<Real> up = linear(x, w_up);             // [B, T, F]
+    const Tensor3<Real> hidden = gate * up;                // [B, T, F], elementwise gating
+    return linear(hidden, w_down);                         // [B, T, D]
+}
+
+template Tensor3<float> silu(const Tensor3<float>&);
+template Tensor3<double> silu(const Tensor3<double>&);
+template Tensor3<float> swiglu(const Tensor3<float>&, const Matrix<float>&, const Matrix<float>&, const Matrix<float>&);
+template Tensor3<double> swiglu(const Tensor3<double>&, const Matrix<double>&, const Matrix<double>&, const Matrix<double>&);
+
+}  // namespace anatomy

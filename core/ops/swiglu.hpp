@@ -1,0 +1,18 @@
+#pragma once
+
+#include "../tensor.hpp"
+
+namespace anatomy {
+
+// SiLU (swish): a * sigmoid(a) = a / (1 + exp(-a)), elementwise.
+template <typename Real>
+Tensor3<Real> silu(const Tensor3<Real>& a);
+
+// The gated feed-forward sublayer, position by position:
+//   (silu(x @ w_gate) * (x @ w_up)) @ w_down
+//   x: [B, T, D], w_gate, w_up: [D, F], w_down: [F, D]  ->  [B, T, D]
+template <typename Real>
+Tensor3<Real> swiglu(const Tensor3<Real>& x, const Matrix<Real>& w_gate, const Matrix<Real>& w_up,
+                     const Matrix<Real>& w_down);
+
+}  // namespace anatomy

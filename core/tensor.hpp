@@ -1,0 +1,27 @@
+// Array types used throughout the core. Every buffer is a dense, row-major
+// xtensor with a fixed rank; the shape of each one is written where it is made.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <xtensor/xtensor.hpp>
+
+namespace anatomy {
+
+template <typename Real> using Vector = xt::xtensor<Real, 1>;
+template <typename Real> using Matrix = xt::xtensor<Real, 2>;
+template <typename Real> using Tensor3 = xt::xtensor<Real, 3>;
+template <typename Real> using Tensor4 = xt::xtensor<Real, 4>;
+
+// Token ids for a batch of equally long sequences: [B, T].
+using TokenIds = xt::xtensor<std::int32_t, 2>;
+
+// Raised where bad input enters the core (a token out of range, an inconsistent
+// config, a malformed checkpoint). The message is meant for the user.
+struct InputError : std::runtime_error {
+    explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+}  // namespace anatomy

@@ -1,0 +1,62 @@
+// The parameters of a Llama-style decoder. Projection matrices are stored
+// [in, out] so that a projection reads as x @ W, as on paper; Hugging Face
+// checkpoints store them [out, in] and are transposed at the checkpoint boundary.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model_config.hpp"
+#include "tensor.hpp"
+
+namespace anatomy {
+
+template <typename Real>
+struct LayerWeights {
+    Vector<Real> attn_norm;  // [D]          input_layernorm
+    Matrix<Real> wq;         // [D, Hq*dh]   q_proj
+    Matrix<Real> wk;         // [D, Hkv*dh]  k_proj
+    Matrix<Real> wv;         // [D, Hkv*dh]  v_proj
+    Matrix<Real> wo;         // [Hq*dh, D]   o_proj
+    Vector<Real> ffn_norm;   // [D]          post_attention_layernorm
+    Matrix<Real> w_gate;     // [D, F]       gate_proj
+    Matrix<Real> w_up;       // [D, F]       up_proj
+    Matrix<Real> w_down;     // [F, D]       down_proj
+};
+
+template <typename Real>
+struct ModelWeights {
+    Matrix<Real> embedding;  // [V, D]       embed_tokens
+    std::vector<LayerWeights<Real>> layers;
+    Vector<Real> final_norm;  // [D]         norm
+    Matrix<Real> lm_head;     // [D, V]      only when embeddings are not tied; else empty
+};
+
+template <typename Real>
+struct Model {
+    ModelConfig config;
+    ModelWeights<Real> weights;
+};
+
+// Default seed of the demo model.
+inline constexpr std::uint64_t default_seed = 1;
+
+// Deterministic weights for `config` (see random.hpp for the generator).
+// Draw order: embedding; then per layer attn_norm, wq, wk, wv, wo, ffn_norm,
+// w_gate, w_up, w_down; then final_norm; then lm_head when untied. Each tensor
+// is filled in row-major order of its stored shape, one normal() per element.
+//   embedding ~ N(0, 1)
+//   a projection W [in, out] ~ N(0, 1/in)    (keeps activations at unit scale)
+//   norm scales ~ 1 + N(0, 0.1^2)             (a visible, non-trivial learned scale)
+// Values are drawn in double and rounded once to float.
+Model<float> random_model(const ModelConfig& config, std::uint64_t seed = default_seed);
+
+// Every tensor has the shape `config` asks for; throws InputError naming the first that does not.
+template <typename Real>
+void require_shapes(const ModelConfig& config, const ModelWeights<Real>& weights);
+
+// The same model in another precision (float -> double for an fp64 reference).
+template <typename To, typename From>
+Model<To> cast_model(const Model<From>& model);
+
+}  // namespace anatomy

@@ -1,0 +1,28 @@
+// A Hugging Face Llama checkpoint folder on disk: config.json plus
+// model.safetensors, or shards listed by model.safetensors.index.json.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checkpoint/safetensors.hpp"
+#include "files.hpp"
+#include "weights.hpp"
+
+namespace anatomy::native {
+
+struct CheckpointFiles {
+    ModelConfig config;
+    std::vector<MappedFile> files;      // the mapped shards, kept alive with the views
+    std::vector<SafetensorsView> views;
+};
+
+// Maps and validates every file; throws InputError naming the file and problem.
+CheckpointFiles open_checkpoint(const std::string& directory);
+
+Model<float> load_checkpoint(const std::string& directory);
+
+// Writes config.json and model.safetensors for `model` into `directory`.
+void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype);
+
+}  // namespace anatomy::native

@@ -1,0 +1,51 @@
+// attn export-checkpoint: write the deterministic model as a Hugging Face Llama checkpoint.
+#include <iostream>
+#include <memory>
+
+#include "checkpoint_dir.hpp"
+#include "commands.hpp"
+
+namespace anatomy::native {
+namespace {
+
+struct ExportOptions {
+    std::string directory;
+    std::string preset = "tiny";
+    std::uint64_t seed = default_seed;
+    std::string dtype = "float32";
+    int layers = 0;  // 0: the preset's own layer count
+};
+
+DType parse_dtype(const std::string& name) {
+    if (name == "float32") return DType::f32;
+    if (name == "float16") return DType::f16;
+    if (name == "bfloat16") return DType::bf16;
+    throw InputError("unknown --dtype '" + name + "' (expected float32, float16 or bfloat16)");
+}
+
+int run_export(const ExportOptions& options) {
+    std::optional<ModelConfig> config = preset_config(options.preset);
+    if (!config) throw InputError("unknown --config '" + options.preset + "' (known: tiny, tinyllama-1.1b)");
+    if (options.layers > 0) config->n_layers = options.layers;
+    const DType dtype = parse_dtype(options.dtype);
+    const Model<float> model = random_model(*config, options.seed);
+    write_checkpoint(options.directory, model, dtype);
+    std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << options.seed << ", "
+              << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors}\n";
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner add_export_checkpoint_command(CLI::App& app) {
+    auto options = std::make_shared<ExportOptions>();
+    CLI::App* cmd = app.add_subcommand("export-checkpoint", "Write the deterministic weights as a Hugging Face Llama checkpoint");
+    cmd->add_option("dir", options->directory, "Output folder (created if missing)")->required();
+    cmd->add_option("--config", options->preset, "Model preset: tiny or tinyllama-1.1b")->capture_default_str();
+    cmd->add_option("--seed", options->seed, "Seed of the deterministic weights")->capture_default_str();
+    cmd->add_option("--dtype", options->dtype, "Stored precision: float32, float16 or bfloat16")->capture_default_str();
+    cmd->add_option("--layers", options->layers, "Override the preset's number of layers")->check(CLI::Range(1, 1000));
+    return [options] { return run_export(*options); };
+}
+
+}  // namespace anatomy::native

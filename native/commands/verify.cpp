@@ -1,0 +1,87 @@
+// attn verify: run every verification check on the tiny model (or a checkpoint)
+// and print the table; optionally export the trace the page reads.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "build_info.hpp"
+#include "checkpoint_dir.hpp"
+#include "commands.hpp"
+#include "token_list.hpp"
+#include "trace.hpp"
+#include "verify_table.hpp"
+
+namespace anatomy::native {
+namespace {
+
+struct VerifyOptions {
+    std::string tokens = "1,2,3,4,5,6";
+    int batch = 2;
+    std::uint64_t seed = default_seed;
+    std::string preset = "tiny";
+    std::string checkpoint;
+    std::string trace_path;
+};
+
+int run_verify(const VerifyOptions& options) {
+    Model<float> model;
+    std::string source;
+    if (!options.checkpoint.empty()) {
+        model = load_checkpoint(options.checkpoint);
+        source = "checkpoint " + options.checkpoint;
+    } else {
+        const std::optional<ModelConfig> config = preset_config(options.preset);
+        if (!config) throw InputError("unknown --config '" + options.preset + "' (known: tiny, tinyllama-1.1b)");
+        model = random_model(*config, options.seed);
+        source = "seed " + std::to_string(options.seed);
+    }
+    const std::vector<std::int32_t> ids = parse_token_list(options.tokens, model.config.vocab_size);
+    if (ids.size() < 2) throw InputError("--tokens needs at least 2 ids: the checks compare positions");
+    const TokenIds tokens = make_batch(ids, options.batch, model.config.vocab_size);
+
+    // Open the trace file before the work, so a bad path fails fast.
+    std::unique_ptr<std::ofstream> trace_file;
+    if (!options.trace_path.empty()) {
+        trace_file = std::make_unique<std::ofstream>(options.trace_path, std::ios::trunc);
+        if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
+    }
+
+    const BuildInfo build = build_info();
+    std::cout << "attn verify: " << model.config.name << " model (" << source << "), batch " << options.batch << " x "
+              << ids.size() << " tokens, " << build.platform << " build, " << build.compiler << "\n\n";
+    const std::vector<CheckRecord> checks = run_checks(model, tokens);
+    print_check_table(std::cout, checks);
+
+    if (trace_file) {
+        const nlohmann::json weights = options.checkpoint.empty()
+                                           ? nlohmann::json{{"source", "seed"}, {"seed", options.seed}}
+                                           : nlohmann::json{{"source", "checkpoint"}, {"path", options.checkpoint}};
+        const nlohmann::json trace = make_trace(model, weights, tokens, checks, build);
+        *trace_file << trace.dump() << "\n";
+        trace_file->flush();
+        if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
+        std::cout << "Trace written to " << options.trace_path << "\n";
+    }
+    return all_passed(checks) ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner add_verify_command(CLI::App& app) {
+    auto options = std::make_shared<VerifyOptions>();
+    CLI::App* cmd = app.add_subcommand("verify", "Run every verification check and print errors against tolerances");
+    cmd->add_option("--tokens", options->tokens, "Comma-separated token ids, at least 2 (each 0 .. vocab-1)")
+        ->capture_default_str();
+    cmd->add_option("--batch", options->batch, "Sequences in the batch; row b > 0 is a shifted variant of --tokens")
+        ->check(CLI::Range(1, 16))
+        ->capture_default_str();
+    cmd->add_option("--seed", options->seed, "Seed of the deterministic weights")->capture_default_str();
+    cmd->add_option("--config", options->preset, "Model preset for generated weights: tiny or tinyllama-1.1b")
+        ->capture_default_str();
+    cmd->add_option("--checkpoint", options->checkpoint,
+                    "Load weights from a Hugging Face Llama checkpoint folder instead of generating them");
+    cmd->add_option("--export-trace", options->trace_path, "Write the trace JSON (config, probabilities, logits, checks) here");
+    return [options] { return run_verify(*options); };
+}
+
+}  // namespace anatomy::native

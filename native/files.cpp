@@ -1,0 +1,84 @@
+#include "files.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tensor.hpp"
+
+namespace anatomy::native {
+namespace {
+
+InputError file_error(const std::string& what, const std::string& path) {
+    return InputError("cannot " + what + " '" + path + "': " + std::strerror(errno));
+}
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) throw file_error("open", path);
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) {
+        ::close(fd);
+        throw file_error("stat", path);
+    }
+    if (!S_ISREG(info.st_mode)) {
+        ::close(fd);
+        throw InputError("'" + path + "' is not a regular file");
+    }
+    size_ = std::size_t(info.st_size);
+    if (size_ > 0) {
+        void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (mapped == MAP_FAILED) {
+            ::close(fd);
+            throw file_error("map", path);
+        }
+        data_ = static_cast<const std::uint8_t*>(mapped);
+    }
+    ::close(fd);
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<std::uint8_t*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_) {
+    other.data_ = nullptr;
+    other.size_ = 0;
+}
+
+std::string read_text_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw file_error("read", path);
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    return contents.str();
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw file_error("write", path);
+    out << contents;
+    out.flush();
+    if (!out) throw file_error("write", path);
+}
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& contents) {
+    write_file(path, std::string(contents.begin(), contents.end()));
+}
+
+void make_directory(const std::string& path) {
+    std::error_code error;
+    std::filesystem::create_directories(path, error);
+    if (error) throw InputError("cannot create directory '" + path + "': " + error.message());
+}
+
+}  // namespace anatomy::native

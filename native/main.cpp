@@ -1,0 +1,39 @@
+// attn: the command-line face of the Attention Anatomy core.
+// Exit codes: 0 success, 1 a check failed, 2 bad input (one line on stderr).
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "commands/commands.hpp"
+#include "tensor.hpp"
+
+int main(int argc, char** argv) {
+    using namespace anatomy::native;
+    CLI::App app{"attn: verify, trace and export the Attention Anatomy decoder", "attn"};
+    app.set_version_flag("--version", std::string("attn ") + ANATOMY_VERSION);
+    app.require_subcommand(1);
+
+    const std::map<std::string, CommandRunner> commands{
+        {"verify", add_verify_command(app)},
+        {"export-checkpoint", add_export_checkpoint_command(app)},
+        {"devices", add_devices_command(app)},
+    };
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        std::cerr << "attn: " << e.what() << " (see attn --help)\n";
+        return 2;
+    }
+    try {
+        return commands.at(app.get_subcommands().front()->get_name())();
+    } catch (const anatomy::InputError& e) {
+        std::cerr << "attn: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "attn: internal error: " << e.what() << "\n";
+        return 3;
+    }
+}
