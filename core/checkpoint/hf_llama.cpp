@@ -128,6 +128,10 @@ std::vector<NamedTensor> hf_tensors(const Model<float>& model) {
     return out;
 }
 
+std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype) {
+    return write_safetensors(hf_tensors(model), dtype, {{"format", "pt"}, {"producer", "attention-anatomy"}});
+}
+
 Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards) {
     require_valid(config);
     std::set<std::string> expected_names;

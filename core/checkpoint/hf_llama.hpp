@@ -25,6 +25,11 @@ ModelConfig config_from_hf_json(const nlohmann::json& json);
 // under Hugging Face's convention.
 std::vector<NamedTensor> hf_tensors(const Model<float>& model);
 
+// model.safetensors for `model`: hf_tensors stored in `dtype`, with the metadata every
+// front end writes ({"format": "pt"}, which transformers looks for, and our producer
+// name), so the native and wasm exports are the same bytes.
+std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype);
+
 // Loads weights from one or more safetensors files (shards). Every expected tensor
 // must be present once with the shape the config implies; a missing, duplicated
 // or unexpected tensor is an InputError naming it.

@@ -1,0 +1,222 @@
+// Each operation against a closed-form fact.
+#include <cmath>
+#include <limits>
+
+#include <doctest/doctest.h>
+#include <xtensor/xrandom.hpp>
+#include <xtensor/xview.hpp>
+
+#include "ops/attention.hpp"
+#include "ops/embedding.hpp"
+#include "ops/heads.hpp"
+#include "ops/linear.hpp"
+#include "ops/logits.hpp"
+#include "ops/rms_norm.hpp"
+#include "ops/rope.hpp"
+#include "ops/swiglu.hpp"
+#include "random.hpp"
+
+using namespace anatomy;
+
+namespace {
+
+template <std::size_t N>
+xt::xtensor<double, N> random_tensor(const std::array<std::size_t, N>& shape, std::uint64_t seed, double scale = 1.0) {
+    SplitMix64 rng(seed);
+    xt::xtensor<double, N> x(shape);
+    for (double& v : x) v = scale * rng.normal();
+    return x;
+}
+
+template <typename A, typename B>
+double max_abs_diff(const A& a, const B& b) {
+    return double(xt::amax(xt::abs(a - b))());
+}
+
+}  // namespace
+
+TEST_CASE("RMSNorm of a constant vector c is sign(c) * scale") {
+    // mean(c^2) = c^2, so y = c / sqrt(c^2 + eps) * w = sign(c) w (1 - eps / 2c^2 + ...).
+    for (double c : {-3.0, 0.5, 2.0, 100.0}) {
+        Tensor3<double> x = xt::ones<double>({2, 3, 8}) * c;
+        Vector<double> scale = {1.0, 2.0, 0.5, -1.0, 3.0, 1.0, 1.0, 0.25};
+        const Tensor3<double> y = rms_norm(x, scale, 1e-6);
+        const double shrink = std::abs(c) / std::sqrt(c * c + 1e-6);
+        for (std::size_t d = 0; d < 8; ++d) CHECK(y(1, 2, d) == doctest::Approx((c > 0 ? 1 : -1) * scale(d) * shrink).epsilon(1e-14));
+    }
+}
+
+TEST_CASE("RMSNorm output has unit root mean square with a unit scale and does not subtract the mean") {
+    const Tensor3<double> x = random_tensor<3>({2, 4, 32}, 1) + 5.0;  // a large mean that must survive
+    const Tensor3<double> y = rms_norm(x, Vector<double>(xt::ones<double>({32})), 0.0 + 1e-12);
+    for (std::size_t t = 0; t < 4; ++t) {
+        double sum_sq = 0, mean = 0;
+        for (std::size_t d = 0; d < 32; ++d) sum_sq += y(0, t, d) * y(0, t, d), mean += y(0, t, d) / 32;
+        CHECK(std::sqrt(sum_sq / 32) == doctest::Approx(1.0).epsilon(1e-12));
+        CHECK(mean > 0.9);  // the mean was kept, only the scale changed
+    }
+}
+
+TEST_CASE("RoPE at position 0 is the identity and every rotation preserves norms") {
+    for (RopePairing pairing : {RopePairing::half_split, RopePairing::interleaved}) {
+        const Tensor4<double> x = random_tensor<4>({2, 3, 5, 8}, 2);
+        const Tensor4<double> at_zero = apply_rope(x, {0, 0, 0, 0, 0}, 10000.0, pairing);
+        CHECK(max_abs_diff(at_zero, x) == 0.0);
+
+        const Tensor4<double> rotated = apply_rope(x, {0, 1, 7, 100, 4095}, 10000.0, pairing);
+        for (std::size_t h = 0; h < 3; ++h)
+            for (std::size_t t = 0; t < 5; ++t) {
+                // Each pair keeps its own length, so the whole vector does too.
+                for (int i = 0; i < 4; ++i) {
+                    const auto [a, b] = rope_pair_channels(i, 8, pairing);
+                    const double before = std::hypot(x(1, h, t, a), x(1, h, t, b));
+                    const double after = std::hypot(rotated(1, h, t, a), rotated(1, h, t, b));
+                    CHECK(after == doctest::Approx(before).epsilon(1e-12));
+                }
+            }
+        CHECK(max_abs_diff(rotated, x) > 0.1);  // positions other than 0 really rotate
+    }
+}
+
+TEST_CASE("RoPE pairs channels half-split (i, i + dh/2) or interleaved (2i, 2i + 1)") {
+    CHECK(rope_pair_channels(0, 8, RopePairing::half_split) == std::pair{0, 4});
+    CHECK(rope_pair_channels(3, 8, RopePairing::half_split) == std::pair{3, 7});
+    CHECK(rope_pair_channels(0, 8, RopePairing::interleaved) == std::pair{0, 1});
+    CHECK(rope_pair_channels(3, 8, RopePairing::interleaved) == std::pair{6, 7});
+
+    // Pair 0 turns by exactly the position in radians (theta^0 = 1): check one rotation by hand.
+    Tensor4<double> x = xt::zeros<double>({1, 1, 1, 8});
+    x(0, 0, 0, 0) = 1.0;  // unit vector along the first channel of pair 0
+    const Tensor4<double> r = apply_rope(x, {3}, 10000.0, RopePairing::half_split);
+    CHECK(r(0, 0, 0, 0) == doctest::Approx(std::cos(3.0)));
+    CHECK(r(0, 0, 0, 4) == doctest::Approx(std::sin(3.0)));
+}
+
+TEST_CASE("RoPE angles follow p * theta^(-2i/dh)") {
+    const Matrix<double> angles = rope_angles({0, 1, 5}, 8, 10000.0);
+    CHECK(angles.shape(0) == 3);
+    CHECK(angles.shape(1) == 4);
+    for (int i = 0; i < 4; ++i) CHECK(angles(2, i) == doctest::Approx(5.0 * std::pow(10000.0, -2.0 * i / 8)));
+}
+
+TEST_CASE("softmax is unchanged by adding a constant to a row, survives large values and -inf") {
+    const Tensor4<double> x = random_tensor<4>({1, 2, 3, 7}, 3);
+    const Tensor4<double> p = softmax_rows(x);
+    CHECK(max_abs_diff(softmax_rows(Tensor4<double>(x + 1000.0)), p) < 1e-12);
+    CHECK(max_abs_diff(softmax_rows(Tensor4<double>(x - 1000.0)), p) < 1e-12);
+
+    Tensor4<float> big = {{{{1000.0f, 999.0f, -std::numeric_limits<float>::infinity()}}}};
+    const Tensor4<float> q = softmax_rows(big);
+    CHECK(q(0, 0, 0, 0) == doctest::Approx(1.0 / (1.0 + std::exp(-1.0))));
+    CHECK(q(0, 0, 0, 2) == 0.0f);
+    CHECK(std::isfinite(q(0, 0, 0, 1)));
+
+    Tensor4<float> empty = xt::ones<float>({1, 1, 1, 3}) * -std::numeric_limits<float>::infinity();
+    const Tensor4<float> z = softmax_rows(empty);
+    CHECK(xt::all(xt::equal(z, 0.0f)));  // a row with no visible key is zeros, not NaN
+}
+
+TEST_CASE("the causal mask is the lower triangle, shifted right by the cached history") {
+    const Mask square = causal_mask(4, 4);
+    for (std::size_t t = 0; t < 4; ++t)
+        for (std::size_t s = 0; s < 4; ++s) CHECK(square(t, s) == (s <= t));
+
+    // 2 new tokens after 3 cached ones: the seed's tril(diagonal = S - T) example.
+    const Mask shifted = causal_mask(2, 5);
+    const int expected[2][5] = {{1, 1, 1, 1, 0}, {1, 1, 1, 1, 1}};
+    for (std::size_t t = 0; t < 2; ++t)
+        for (std::size_t s = 0; s < 5; ++s) CHECK(shifted(t, s) == expected[t][s]);
+
+    // Decode (T = 1): the new token sees every key.
+    CHECK(xt::all(xt::equal(causal_mask(1, 9), std::uint8_t(1))));
+    CHECK_THROWS_AS(causal_mask(3, 2), InputError);
+}
+
+TEST_CASE("masked cells get exactly zero probability and rows still sum to one") {
+    const Tensor4<double> scores = random_tensor<4>({1, 1, 4, 6}, 4, 3.0);
+    const Tensor4<double> p = softmax_rows(apply_mask(scores, causal_mask(4, 6)));
+    for (std::size_t t = 0; t < 4; ++t) {
+        double sum = 0;
+        for (std::size_t s = 0; s < 6; ++s) {
+            if (s > t + 2) CHECK(p(0, 0, t, s) == 0.0);
+            sum += p(0, 0, t, s);
+        }
+        CHECK(sum == doctest::Approx(1.0).epsilon(1e-14));
+    }
+}
+
+TEST_CASE("attention scores are q.k / sqrt(dh) with query head h reading KV head h / group") {
+    const Tensor4<double> q = random_tensor<4>({2, 4, 3, 8}, 5);
+    const Tensor4<double> k = random_tensor<4>({2, 2, 5, 8}, 6);
+    const Tensor4<double> scores = attention_scores(q, k);  // [2, 4, 3, 5]
+    for (std::size_t h = 0; h < 4; ++h) {
+        double dot = 0;
+        for (std::size_t d = 0; d < 8; ++d) dot += q(1, h, 2, d) * k(1, h / 2, 4, d);
+        CHECK(scores(1, h, 2, 4) == doctest::Approx(dot / std::sqrt(8.0)).epsilon(1e-14));
+    }
+    // The grouped index equals running on explicitly repeated heads.
+    CHECK(max_abs_diff(attention_scores(q, repeat_kv(k, 2)), scores) == 0.0);
+    const Tensor4<double> v = random_tensor<4>({2, 2, 5, 8}, 7);
+    const Tensor4<double> p = softmax_rows(scores);
+    CHECK(max_abs_diff(weighted_values(p, v), weighted_values(p, repeat_kv(v, 2))) == 0.0);
+    CHECK_THROWS_AS(attention_scores(q, Tensor4<double>(random_tensor<4>({2, 3, 5, 8}, 8))), InputError);
+}
+
+TEST_CASE("weighted values with a one-hot row copy that value vector") {
+    Tensor4<double> p = xt::zeros<double>({1, 2, 1, 4});
+    p(0, 0, 0, 2) = 1.0;
+    p(0, 1, 0, 3) = 1.0;
+    const Tensor4<double> v = random_tensor<4>({1, 1, 4, 8}, 9);
+    const Tensor4<double> out = weighted_values(p, v);
+    for (std::size_t d = 0; d < 8; ++d) {
+        CHECK(out(0, 0, 0, d) == v(0, 0, 2, d));
+        CHECK(out(0, 1, 0, d) == v(0, 0, 3, d));
+    }
+}
+
+TEST_CASE("split_heads puts channel h*dh + d of position t at [h, t, d], and merge_heads undoes it") {
+    const Tensor3<double> x = random_tensor<3>({2, 5, 12}, 10);
+    const Tensor4<double> heads = split_heads(x, 3);  // [2, 3, 5, 4]
+    REQUIRE(heads.shape() == std::array<std::size_t, 4>{2, 3, 5, 4});
+    for (std::size_t h = 0; h < 3; ++h)
+        for (std::size_t t = 0; t < 5; ++t)
+            for (std::size_t d = 0; d < 4; ++d) CHECK(heads(1, h, t, d) == x(1, t, h * 4 + d));
+    CHECK(max_abs_diff(merge_heads(heads), x) == 0.0);
+}
+
+TEST_CASE("linear is x @ W and tied logits are x @ E^T") {
+    const Tensor3<double> x = random_tensor<3>({2, 3, 4}, 11);
+    const Matrix<double> w = random_tensor<2>({4, 5}, 12);
+    const Tensor3<double> y = linear(x, w);
+    for (std::size_t j = 0; j < 5; ++j) {
+        double expected = 0;
+        for (std::size_t i = 0; i < 4; ++i) expected += x(1, 2, i) * w(i, j);
+        CHECK(y(1, 2, j) == doctest::Approx(expected).epsilon(1e-14));
+    }
+    const Matrix<double> e = random_tensor<2>({6, 4}, 13);
+    CHECK(max_abs_diff(tied_logits(x, e), linear(x, Matrix<double>(xt::transpose(e)))) < 1e-14);
+}
+
+TEST_CASE("SwiGLU gates the up projection with silu of the gate projection") {
+    CHECK(silu(Tensor3<double>({{{0.0}}}))(0, 0, 0) == 0.0);
+    CHECK(silu(Tensor3<double>({{{2.0}}}))(0, 0, 0) == doctest::Approx(2.0 / (1.0 + std::exp(-2.0))));
+    const Tensor3<double> x = random_tensor<3>({1, 2, 4}, 14);
+    const Matrix<double> wg = random_tensor<2>({4, 6}, 15), wu = random_tensor<2>({4, 6}, 16), wd = random_tensor<2>({6, 4}, 17);
+    const Tensor3<double> expected = linear(Tensor3<double>(silu(linear(x, wg)) * linear(x, wu)), wd);
+    CHECK(max_abs_diff(swiglu(x, wg, wu, wd), expected) == 0.0);
+    // A zero gate closes the sublayer whatever the up branch says.
+    CHECK(max_abs_diff(swiglu(x, Matrix<double>(xt::zeros<double>({4, 6})), wu, wd), Tensor3<double>(xt::zeros<double>({1, 2, 4}))) == 0.0);
+}
+
+TEST_CASE("embedding looks rows up and rejects ids outside the vocabulary") {
+    const Matrix<double> table = random_tensor<2>({5, 3}, 18);
+    const TokenIds ids = {{4, 0, 4}};
+    const Tensor3<double> x = embed(table, ids);
+    for (std::size_t d = 0; d < 3; ++d) {
+        CHECK(x(0, 0, d) == table(4, d));
+        CHECK(x(0, 2, d) == table(4, d));  // the same id gives the same row
+        CHECK(x(0, 1, d) == table(0, d));
+    }
+    CHECK_THROWS_AS(embed(table, TokenIds({{5}})), InputError);
+    CHECK_THROWS_AS(embed(table, TokenIds({{-1}})), InputError);
+}
