@@ -11,7 +11,8 @@ namespace anatomy::native {
 namespace fs = std::filesystem;
 
 CheckpointFiles open_checkpoint(const std::string& directory) {
-    if (!fs::is_directory(directory)) throw InputError("checkpoint '" + directory + "' is not a directory");
+    if (!fs::exists(directory)) throw InputError("checkpoint folder '" + directory + "' does not exist");
+    if (!fs::is_directory(directory)) throw InputError("checkpoint '" + directory + "' is not a folder");
     const fs::path dir(directory);
     CheckpointFiles checkpoint;
 
@@ -63,7 +64,7 @@ Model<float> load_checkpoint(const std::string& directory) {
     const CheckpointFiles checkpoint = open_checkpoint(directory);
     std::vector<const SafetensorsView*> shards;
     for (const SafetensorsView& view : checkpoint.views) shards.push_back(&view);
-    return model_from_hf(checkpoint.config, shards);
+    return model_from_hf(checkpoint.config, shards, directory);
 }
 
 void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype) {

@@ -24,7 +24,11 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-        std::cerr << "attn: " << e.what() << " (see attn --help)\n";
+        const std::vector<std::string> rest = app.remaining();
+        if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("-", 0) != 0)
+            std::cerr << "attn: unknown command '" << rest.front() << "' (see attn --help)\n";
+        else
+            std::cerr << "attn: " << e.what() << " (see attn --help)\n";
         return 2;
     }
     try {

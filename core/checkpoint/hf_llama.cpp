@@ -132,7 +132,8 @@ std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype)
     return write_safetensors(hf_tensors(model), dtype, {{"format", "pt"}, {"producer", "attention-anatomy"}});
 }
 
-Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards) {
+Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
+                           const std::string& source) {
     require_valid(config);
     std::set<std::string> expected_names;
 
@@ -142,10 +143,10 @@ Model<float> model_from_hf(const ModelConfig& config, const std::vector<const Sa
         const SafetensorsView* owner = nullptr;
         for (const SafetensorsView* shard : shards)
             if (shard->find(name)) {
-                if (owner) throw InputError("checkpoint: tensor '" + name + "' appears in more than one shard");
+                if (owner) throw InputError(source + ": tensor '" + name + "' appears in more than one shard");
                 owner = shard;
             }
-        if (!owner) throw InputError("checkpoint: missing tensor '" + name + "'");
+        if (!owner) throw InputError(source + ": missing tensor '" + name + "'");
         const TensorEntry& entry = *owner->find(name);
         if (entry.shape != shape) {
             auto show = [](const std::vector<std::size_t>& s) {
@@ -153,7 +154,7 @@ Model<float> model_from_hf(const ModelConfig& config, const std::vector<const Sa
                 for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
                 return t + "]";
             };
-            throw InputError("checkpoint: tensor '" + name + "' has shape " + show(entry.shape) + ", config implies " + show(shape));
+            throw InputError(source + ": tensor '" + name + "' has shape " + show(entry.shape) + ", config implies " + show(shape));
         }
         return owner->read_floats(name);
     };
@@ -193,7 +194,7 @@ Model<float> model_from_hf(const ModelConfig& config, const std::vector<const Sa
     for (const SafetensorsView* shard : shards)
         for (const auto& [name, entry] : shard->tensors())
             if (!expected_names.count(name))
-                throw InputError("checkpoint: unexpected tensor '" + name + "' (not part of a " +
+                throw InputError(source + ": unexpected tensor '" + name + "' (not part of a " +
                                  std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
     return model;
 }

@@ -33,7 +33,9 @@ std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype)
 // Loads weights from one or more safetensors files (shards). Every expected tensor
 // must be present once with the shape the config implies; a missing, duplicated
 // or unexpected tensor is an InputError naming it.
-Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards);
+// `source` names the checkpoint in error messages.
+Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
+                           const std::string& source = "checkpoint");
 
 // The order in which interleaved-pair channels are laid out half-split:
 // new channel i takes old channel 2i, new channel i + dh/2 takes old channel 2i + 1.

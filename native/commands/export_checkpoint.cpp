@@ -4,6 +4,7 @@
 
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
+#include "number_args.hpp"
 
 namespace anatomy::native {
 namespace {
@@ -11,9 +12,9 @@ namespace {
 struct ExportOptions {
     std::string directory;
     std::string preset = "tiny";
-    std::uint64_t seed = default_seed;
+    std::string seed = std::to_string(default_seed);
     std::string dtype = "float32";
-    int layers = 0;  // 0: the preset's own layer count
+    std::string layers;  // empty: the preset's own layer count
 };
 
 DType parse_dtype(const std::string& name) {
@@ -26,11 +27,12 @@ DType parse_dtype(const std::string& name) {
 int run_export(const ExportOptions& options) {
     std::optional<ModelConfig> config = preset_config(options.preset);
     if (!config) throw InputError("unknown --config '" + options.preset + "' (known: tiny, tinyllama-1.1b)");
-    if (options.layers > 0) config->n_layers = options.layers;
+    const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
+    if (!options.layers.empty()) config->n_layers = int(parse_decimal(options.layers, "--layers", 1, 1000));
     const DType dtype = parse_dtype(options.dtype);
-    const Model<float> model = random_model(*config, options.seed);
+    const Model<float> model = random_model(*config, seed);
     write_checkpoint(options.directory, model, dtype);
-    std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << options.seed << ", "
+    std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed << ", "
               << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors}\n";
     return 0;
 }
@@ -44,7 +46,7 @@ CommandRunner add_export_checkpoint_command(CLI::App& app) {
     cmd->add_option("--config", options->preset, "Model preset: tiny or tinyllama-1.1b")->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of the deterministic weights")->capture_default_str();
     cmd->add_option("--dtype", options->dtype, "Stored precision: float32, float16 or bfloat16")->capture_default_str();
-    cmd->add_option("--layers", options->layers, "Override the preset's number of layers")->check(CLI::Range(1, 1000));
+    cmd->add_option("--layers", options->layers, "Override the preset's number of layers (1 to 1000)");
     return [options] { return run_export(*options); };
 }
 

@@ -7,6 +7,7 @@
 #include "build_info.hpp"
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
+#include "number_args.hpp"
 #include "token_list.hpp"
 #include "trace.hpp"
 #include "verify_table.hpp"
@@ -16,28 +17,32 @@ namespace {
 
 struct VerifyOptions {
     std::string tokens = "1,2,3,4,5,6";
-    int batch = 2;
-    std::uint64_t seed = default_seed;
+    std::string batch = "2";
+    std::string seed = std::to_string(default_seed);
     std::string preset = "tiny";
     std::string checkpoint;
+    bool checkpoint_given = false;
     std::string trace_path;
 };
 
 int run_verify(const VerifyOptions& options) {
+    const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
+    const int batch = int(parse_decimal(options.batch, "--batch", 1, 16));
     Model<float> model;
     std::string source;
-    if (!options.checkpoint.empty()) {
+    if (options.checkpoint_given) {
         model = load_checkpoint(options.checkpoint);
         source = "checkpoint " + options.checkpoint;
     } else {
         const std::optional<ModelConfig> config = preset_config(options.preset);
         if (!config) throw InputError("unknown --config '" + options.preset + "' (known: tiny, tinyllama-1.1b)");
-        model = random_model(*config, options.seed);
-        source = "seed " + std::to_string(options.seed);
+        model = random_model(*config, seed);
+        source = "seed " + std::to_string(seed);
     }
     const std::vector<std::int32_t> ids = parse_token_list(options.tokens, model.config.vocab_size);
+    if (options.checkpoint_given && options.checkpoint.empty()) throw InputError("--checkpoint needs a folder");
     if (ids.size() < 2) throw InputError("--tokens needs at least 2 ids: the checks compare positions");
-    const TokenIds tokens = make_batch(ids, options.batch, model.config.vocab_size);
+    const TokenIds tokens = make_batch(ids, batch, model.config.vocab_size);
 
     // Open the trace file before the work, so a bad path fails fast.
     std::unique_ptr<std::ofstream> trace_file;
@@ -53,8 +58,8 @@ int run_verify(const VerifyOptions& options) {
     print_check_table(std::cout, checks);
 
     if (trace_file) {
-        const nlohmann::json weights = options.checkpoint.empty()
-                                           ? nlohmann::json{{"source", "seed"}, {"seed", options.seed}}
+        const nlohmann::json weights = !options.checkpoint_given
+                                           ? nlohmann::json{{"source", "seed"}, {"seed", seed}}
                                            : nlohmann::json{{"source", "checkpoint"}, {"path", options.checkpoint}};
         const nlohmann::json trace = make_trace(model, weights, tokens, checks, build);
         *trace_file << trace.dump() << "\n";
@@ -72,14 +77,14 @@ CommandRunner add_verify_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("verify", "Run every verification check and print errors against tolerances");
     cmd->add_option("--tokens", options->tokens, "Comma-separated token ids, at least 2 (each 0 .. vocab-1)")
         ->capture_default_str();
-    cmd->add_option("--batch", options->batch, "Sequences in the batch; row b > 0 is a shifted variant of --tokens")
-        ->check(CLI::Range(1, 16))
+    cmd->add_option("--batch", options->batch, "Sequences in the batch, 1 to 16; row b > 0 is a shifted variant of --tokens")
         ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of the deterministic weights")->capture_default_str();
     cmd->add_option("--config", options->preset, "Model preset for generated weights: tiny or tinyllama-1.1b")
         ->capture_default_str();
     cmd->add_option("--checkpoint", options->checkpoint,
-                    "Load weights from a Hugging Face Llama checkpoint folder instead of generating them");
+                    "Load weights from a Hugging Face Llama checkpoint folder instead of generating them")
+        ->each([options](const std::string&) { options->checkpoint_given = true; });
     cmd->add_option("--export-trace", options->trace_path, "Write the trace JSON (config, probabilities, logits, checks) here");
     return [options] { return run_verify(*options); };
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs whatever this project needs that the machine lacks: Debian packages
+# with apt-get (only when one is missing). Safe to run again; prints what it does.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++                 # native build
+  libxtensor-dev xtl-dev libxsimd-dev   # arrays
+  nlohmann-json3-dev                    # JSON
+  doctest-dev                           # unit tests
+  libcli11-dev                          # attn's command line
+  emscripten node-acorn                 # wasm build (Emscripten needs Debian's acorn)
+  python3-numpy                         # independent NumPy cross-check
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js may come from outside Debian; only install Debian's when there is none.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi
