@@ -9,6 +9,10 @@ BuildInfo build_info() {
     info.project_version = ANATOMY_VERSION;
 #if defined(__clang__)
     info.compiler = std::string("clang ") + __clang_version__;
+    while (!info.compiler.empty() && info.compiler.back() == ' ') info.compiler.pop_back();
+#if defined(__EMSCRIPTEN__)
+    info.compiler += " (emscripten)";
+#endif
 #elif defined(__GNUC__)
     info.compiler = std::string("g++ ") + __VERSION__;
 #else

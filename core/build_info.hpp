@@ -13,7 +13,7 @@ namespace anatomy {
 
 struct BuildInfo {
     std::string project_version;
-    std::string compiler;  // e.g. "g++ 12.2.0" or "clang 14.0.0 (emscripten)"
+    std::string compiler;  // e.g. "g++ 12.2.0" or "clang 14.0.6 (emscripten)"
     std::string platform;  // "native" or "wasm"
 };
 

@@ -234,6 +234,9 @@ CheckRecord check_shared_heads_differ(const ModelConfig& c, const ForwardCapture
 
 std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens) {
     if (tokens.shape(1) < 2) throw InputError("verification needs at least 2 tokens per sequence");
+    if (tokens.shape(1) > max_check_tokens)
+        throw InputError("verification takes at most " + std::to_string(max_check_tokens) + " tokens per sequence, not " +
+                         std::to_string(tokens.shape(1)));
     ForwardCapture<float> capture;
     const Tensor3<float> full = full_forward(model, tokens, AttentionPath::grouped, &capture);  // [B, T, V]
 

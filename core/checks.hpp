@@ -23,7 +23,11 @@ struct CheckRecord {
     bool passed = false;
 };
 
-// Runs every check on `tokens` ([B, T], T >= 2). When B == 1 the batch check adds
+// The longest sequence run_checks accepts: check d reruns the whole forward once
+// per position, so the cost grows as T^3; 512 tokens take seconds, not hours.
+inline constexpr std::size_t max_check_tokens = 512;
+
+// Runs every check on `tokens` ([B, T], 2 <= T <= max_check_tokens). When B == 1 the batch check adds
 // a second, different sequence of its own. Throws InputError for bad tokens.
 std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens);
 

@@ -101,23 +101,36 @@ nlohmann::json config_to_json(const ModelConfig& c) {
 
 ModelConfig config_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw InputError("model config must be a JSON object");
+    auto integer = [&](const char* key) {
+        if (!j.contains(key)) throw InputError(std::string("model config: missing field '") + key + "'");
+        if (!j[key].is_number_integer()) throw InputError(std::string("model config: field '") + key + "' must be an integer");
+        return j[key].get<int>();
+    };
+    auto number = [&](const char* key, double fallback) {
+        if (!j.contains(key)) return fallback;
+        if (!j[key].is_number()) throw InputError(std::string("model config: field '") + key + "' must be a number");
+        return j[key].get<double>();
+    };
+    auto text = [&](const char* key, const char* fallback) {
+        if (!j.contains(key)) return std::string(fallback);
+        if (!j[key].is_string()) throw InputError(std::string("model config: field '") + key + "' must be a string");
+        return j[key].get<std::string>();
+    };
     ModelConfig c;
-    try {
-        c.name = j.value("name", std::string("custom"));
-        c.vocab_size = j.at("vocab_size").get<int>();
-        c.hidden_size = j.at("hidden_size").get<int>();
-        c.n_layers = j.at("n_layers").get<int>();
-        c.n_heads = j.at("n_heads").get<int>();
-        c.n_kv_heads = j.at("n_kv_heads").get<int>();
-        c.head_dim = j.at("head_dim").get<int>();
-        c.ffn_size = j.at("ffn_size").get<int>();
-        c.rope_theta = j.value("rope_theta", 10000.0);
-        c.rms_norm_eps = j.value("rms_norm_eps", 1e-6);
-        c.rope_pairing = rope_pairing_from_string(j.value("rope_pairing", std::string("half_split")));
-        c.tie_embeddings = j.value("tie_embeddings", true);
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(std::string("model config: ") + e.what());
-    }
+    c.name = text("name", "custom");
+    c.vocab_size = integer("vocab_size");
+    c.hidden_size = integer("hidden_size");
+    c.n_layers = integer("n_layers");
+    c.n_heads = integer("n_heads");
+    c.n_kv_heads = integer("n_kv_heads");
+    c.head_dim = integer("head_dim");
+    c.ffn_size = integer("ffn_size");
+    c.rope_theta = number("rope_theta", 10000.0);
+    c.rms_norm_eps = number("rms_norm_eps", 1e-6);
+    c.rope_pairing = rope_pairing_from_string(text("rope_pairing", "half_split"));
+    if (j.contains("tie_embeddings") && !j["tie_embeddings"].is_boolean())
+        throw InputError("model config: field 'tie_embeddings' must be true or false");
+    c.tie_embeddings = j.value("tie_embeddings", true);
     require_valid(c);
     return c;
 }

@@ -71,8 +71,7 @@ void write_checkpoint(const std::string& directory, const Model<float>& model, D
     make_directory(directory);
     const fs::path dir(directory);
     write_file((dir / "config.json").string(), hf_config_json(model.config, dtype).dump(2) + "\n");
-    write_file((dir / "model.safetensors").string(),
-               write_safetensors(hf_tensors(model), dtype, {{"format", "pt"}, {"producer", "attention-anatomy"}}));
+    write_file((dir / "model.safetensors").string(), hf_safetensors(model, dtype));
 }
 
 }  // namespace anatomy::native

@@ -29,12 +29,4 @@ std::vector<std::int32_t> parse_token_list(const std::string& text, int vocab_si
     return ids;
 }
 
-TokenIds make_batch(const std::vector<std::int32_t>& ids, int batch, int vocab_size) {
-    TokenIds tokens({std::size_t(batch), ids.size()});
-    for (int b = 0; b < batch; ++b)
-        for (std::size_t t = 0; t < ids.size(); ++t)
-            tokens(std::size_t(b), t) = std::int32_t((ids[t] + 7LL * b + std::int64_t(t) * b) % vocab_size);
-    return tokens;
-}
-
 }  // namespace anatomy::native

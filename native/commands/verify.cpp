@@ -8,6 +8,7 @@
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
 #include "number_args.hpp"
+#include "token_batch.hpp"
 #include "token_list.hpp"
 #include "trace.hpp"
 #include "verify_table.hpp"
@@ -27,7 +28,7 @@ struct VerifyOptions {
 
 int run_verify(const VerifyOptions& options) {
     const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
-    const int batch = int(parse_decimal(options.batch, "--batch", 1, 16));
+    const int batch = int(parse_decimal(options.batch, "--batch", 1, max_batch));
     Model<float> model;
     std::string source;
     if (options.checkpoint_given) {
