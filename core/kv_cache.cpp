@@ -12,6 +12,7 @@ std::size_t KVCache<Real>::stored_scalars() const {
     return total;
 }
 
+// [anatomy:kv_cache]
 template <typename Real>
 KVCache<Real> empty_cache(const ModelConfig& config, std::size_t batch) {
     KVCache<Real> cache;
@@ -25,6 +26,7 @@ template <typename Real>
 Tensor4<Real> append_rows(const Tensor4<Real>& cached, const Tensor4<Real>& fresh) {
     return xt::concatenate(xt::xtuple(cached, fresh), 2);
 }
+// [/anatomy:kv_cache]
 
 template struct KVCache<float>;
 template struct KVCache<double>;

@@ -5,29 +5,6 @@
 #include "cache_payload.hpp"
 
 namespace anatomy {
-namespace {
-
-// Nested arrays from a flat row-major buffer and its shape.
-template <typename T, typename Shape>
-nlohmann::json nest(const T* data, const Shape& shape, std::size_t axis) {
-    nlohmann::json out = nlohmann::json::array();
-    std::size_t stride = 1;
-    for (std::size_t i = axis + 1; i < shape.size(); ++i) stride *= shape[i];
-    for (std::size_t i = 0; i < shape[axis]; ++i) {
-        if (axis + 1 == shape.size()) out.push_back(data[i]);
-        else out.push_back(nest(data + i * stride, shape, axis + 1));
-    }
-    return out;
-}
-
-}  // namespace
-
-template <typename E>
-nlohmann::json to_nested_json(const E& tensor) {
-    const auto evaluated = xt::eval(tensor);
-    return nest(evaluated.data(), evaluated.shape(), 0);
-}
-
 nlohmann::json make_trace(const Model<float>& model, const nlohmann::json& weights, const TokenIds& tokens,
                           const std::vector<CheckRecord>& checks, const BuildInfo& build) {
     ForwardCapture<float> capture;
@@ -56,9 +33,5 @@ nlohmann::json make_trace(const Model<float>& model, const nlohmann::json& weigh
         {"build", build_info_to_json(build)},
     };
 }
-
-template nlohmann::json to_nested_json(const Tensor3<float>&);
-template nlohmann::json to_nested_json(const Tensor4<float>&);
-template nlohmann::json to_nested_json(const TokenIds&);
 
 }  // namespace anatomy

@@ -10,6 +10,7 @@
 #include "build_info.hpp"
 #include "checks.hpp"
 #include "forward.hpp"
+#include "nested_json.hpp"
 
 namespace anatomy {
 
@@ -19,9 +20,5 @@ inline constexpr int trace_schema_version = 1;
 // `weights` says where the weights came from, e.g. {"source": "seed", "seed": 1}.
 nlohmann::json make_trace(const Model<float>& model, const nlohmann::json& weights, const TokenIds& tokens,
                           const std::vector<CheckRecord>& checks, const BuildInfo& build);
-
-// Converts any xtensor to nested JSON arrays.
-template <typename E>
-nlohmann::json to_nested_json(const E& tensor);
 
 }  // namespace anatomy

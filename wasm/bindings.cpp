@@ -7,7 +7,8 @@
 //   trace(options)             {tokens: [ids] = [1..6], batch: 2, seed: 1}
 //                              -> the trace `attn verify --tokens ... --batch B --export-trace` writes
 //   verify(options)            same options -> {checks: [...], all_passed}
-//   forward(options)           {tokens: [[ids], ...] (B equal rows), seed: 1, capture: false}
+//   forward(options)           {tokens: [[ids], ...] (B equal rows), seed: 1, capture: false,
+//                               rope_pairing: "half_split" | "interleaved" (default: the model's)}
 //                              -> {tokens, logits [B, T, V]} and, with capture, positions,
 //                                 every layer's intermediates and final_normed
 //   exportCheckpoint(options)  {seed: 1} -> Uint8Array: model.safetensors (float32), the bytes
@@ -35,95 +36,10 @@
 #include "forward.hpp"
 #include "token_batch.hpp"
 #include "trace.hpp"
+#include "json_args.hpp"
 
 namespace anatomy::wasm {
 namespace {
-
-using nlohmann::json;
-
-// ---------------------------------------------------------------- JSON in
-
-// Parses `text` as a JSON object and rejects keys outside `known`, so a typo
-// ("tokns") is an error rather than a silent default.
-json parse_options(const std::string& text, std::initializer_list<const char*> known) {
-    json options;
-    try {
-        options = json::parse(text.empty() ? std::string("{}") : text);
-    } catch (const json::parse_error& e) {
-        throw InputError(std::string("options are not valid JSON: ") + e.what());
-    }
-    if (!options.is_object()) throw InputError("options must be a JSON object, got " + options.dump());
-    for (const auto& item : options.items()) {
-        bool found = false;
-        std::string expected;
-        for (const char* key : known) {
-            found = found || item.key() == key;
-            expected += (expected.empty() ? "" : ", ") + std::string(key);
-        }
-        if (!found) throw InputError("unknown option '" + item.key() + "' (expected " + expected + ")");
-    }
-    return options;
-}
-
-std::uint64_t seed_option(const json& options) {
-    if (!options.contains("seed")) return default_seed;
-    const json& seed = options["seed"];
-    if (!seed.is_number_unsigned()) throw InputError("seed must be a non-negative integer, got " + seed.dump());
-    return seed.get<std::uint64_t>();
-}
-
-// True when `value` is an integer that fits an int32 (JSON keeps large unsigned values apart).
-bool is_int32(const json& value) {
-    if (value.is_number_unsigned()) return value.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<std::int32_t>::max());
-    return value.is_number_integer() && value.get<std::int64_t>() >= std::numeric_limits<std::int32_t>::min() &&
-           value.get<std::int64_t>() <= std::numeric_limits<std::int32_t>::max();
-}
-
-int int_option(const json& options, const char* key, int fallback) {
-    if (!options.contains(key)) return fallback;
-    if (!is_int32(options[key])) throw InputError(std::string(key) + " must be an integer, got " + options[key].dump());
-    return options[key].get<int>();
-}
-
-bool bool_option(const json& options, const char* key, bool fallback) {
-    if (!options.contains(key)) return fallback;
-    if (!options[key].is_boolean()) throw InputError(std::string(key) + " must be true or false, got " + options[key].dump());
-    return options[key].get<bool>();
-}
-
-// One id as int32. Range against the vocabulary is the core's check (make_batch,
-// embed); here only what does not fit an int32 at all is stopped.
-std::int32_t token_id(const json& value, int vocab_size) {
-    if (!value.is_number_integer()) throw InputError("token ids must be integers, got " + value.dump());
-    if (!is_int32(value))
-        throw InputError("token id " + value.dump() + " is outside the vocabulary [0, " +
-                         std::to_string(vocab_size - 1) + "]");
-    return value.get<std::int32_t>();
-}
-
-// [ids] -> [T]
-std::vector<std::int32_t> token_list(const json& value, int vocab_size) {
-    if (!value.is_array()) throw InputError("tokens must be a list of token ids, got " + value.dump());
-    std::vector<std::int32_t> ids;
-    for (const json& id : value) ids.push_back(token_id(id, vocab_size));
-    return ids;
-}
-
-// [[ids], ...] -> [B, T]
-TokenIds token_rows(const json& value, int vocab_size) {
-    if (!value.is_array() || value.empty() || !value[0].is_array())
-        throw InputError("tokens must be a non-empty list of rows of token ids, e.g. [[1, 2, 3]], got " + value.dump());
-    const std::size_t B = value.size(), T = value[0].size();
-    TokenIds tokens({B, T});
-    for (std::size_t b = 0; b < B; ++b) {
-        const std::vector<std::int32_t> row = token_list(value[b], vocab_size);
-        if (row.size() != T)
-            throw InputError("tokens row " + std::to_string(b) + " has " + std::to_string(row.size()) +
-                             " ids but row 0 has " + std::to_string(T) + "; every row must be as long");
-        for (std::size_t t = 0; t < T; ++t) tokens(b, t) = row[t];
-    }
-    return tokens;
-}
 
 // The model and batch `attn verify` would build from the same options.
 struct SeededBatch {
@@ -144,19 +60,6 @@ SeededBatch seeded_batch(const json& options) {
 }
 
 // ---------------------------------------------------------------- JSON out
-
-// Runs `body` and returns its JSON as text, or {"error": message} if it throws.
-template <typename Body>
-std::string json_or_error(Body body) {
-    try {
-        return body().dump();
-    } catch (const std::exception& e) {
-        // replace: a message quoting the caller's bytes must not fail to serialise.
-        return json{{"error", e.what()}}.dump(-1, ' ', false, json::error_handler_t::replace);
-    } catch (...) {
-        return json{{"error", "unknown error in the wasm core"}}.dump();
-    }
-}
 
 // Everything one layer computed, named as in LayerCapture (probs -> probabilities, as in the trace).
 json layer_to_json(const LayerCapture<float>& layer) {
@@ -200,8 +103,15 @@ std::string verify(const std::string& options_json) {
 
 std::string forward(const std::string& options_json) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"tokens", "seed", "capture"});
-        const Model<float> model = random_model(tiny_config(), seed_option(options));
+        const json options = parse_options(options_json, {"tokens", "seed", "capture", "rope_pairing"});
+        const Model<float>& seeded = seeded_tiny_model(seed_option(options));
+        // The same weights run under the other RoPE pairing: what a convention mismatch does.
+        std::optional<Model<float>> repaired;
+        if (options.contains("rope_pairing")) {
+            repaired = seeded;
+            repaired->config.rope_pairing = rope_pairing_from_string(string_option(options, "rope_pairing", ""));
+        }
+        const Model<float>& model = repaired ? *repaired : seeded;
         if (!options.contains("tokens")) throw InputError("forward needs tokens, e.g. {\"tokens\": [[1, 2, 3]]}");
         const TokenIds tokens = token_rows(options["tokens"], model.config.vocab_size);  // [B, T]
         const bool capture = bool_option(options, "capture", false);

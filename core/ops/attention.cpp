@@ -6,15 +6,18 @@
 namespace anatomy {
 namespace {
 
+// [anatomy:kv_group]
 // Query heads per KV head; throws when the head counts do not divide.
 std::size_t kv_group(std::size_t n_query_heads, std::size_t n_kv_heads) {
     if (n_kv_heads == 0 || n_query_heads % n_kv_heads != 0)
         throw InputError("attention: query heads must be a multiple of KV heads");
     return n_query_heads / n_kv_heads;
 }
+// [/anatomy:kv_group]
 
 }  // namespace
 
+// [anatomy:causal_mask]
 Mask causal_mask(std::size_t T, std::size_t S) {
     if (S < T) throw InputError("causal_mask: there must be at least as many keys as queries");
     const std::size_t history = S - T;
@@ -23,7 +26,9 @@ Mask causal_mask(std::size_t T, std::size_t S) {
         for (std::size_t s = 0; s < S; ++s) allowed(t, s) = causal_allows(t, s, history);
     return allowed;
 }
+// [/anatomy:causal_mask]
 
+// [anatomy:attention_scores]
 template <typename Real>
 Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k) {
     const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), dh = q.shape(3);
@@ -49,7 +54,9 @@ Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k) {
         }
     return scores;
 }
+// [/anatomy:attention_scores]
 
+// [anatomy:apply_mask]
 template <typename Real>
 Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed) {
     const std::size_t T = scores.shape(2), S = scores.shape(3);
@@ -63,7 +70,9 @@ Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed) {
     }
     return masked;
 }
+// [/anatomy:apply_mask]
 
+// [anatomy:softmax_rows]
 template <typename Real>
 Tensor4<Real> softmax_rows(const Tensor4<Real>& x) {
     const std::size_t S = x.shape(3);
@@ -87,7 +96,9 @@ Tensor4<Real> softmax_rows(const Tensor4<Real>& x) {
     }
     return probs;
 }
+// [/anatomy:softmax_rows]
 
+// [anatomy:weighted_values]
 template <typename Real>
 Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v) {
     const std::size_t B = probs.shape(0), Hq = probs.shape(1), T = probs.shape(2), S = probs.shape(3);
@@ -111,6 +122,7 @@ Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v
         }
     return out;
 }
+// [/anatomy:weighted_values]
 
 template Tensor4<float> attention_scores(const Tensor4<float>&, const Tensor4<float>&);
 template Tensor4<double> attention_scores(const Tensor4<double>&, const Tensor4<double>&);

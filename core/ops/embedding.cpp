@@ -4,6 +4,7 @@
 
 namespace anatomy {
 
+// [anatomy:embedding]
 template <typename Real>
 Tensor3<Real> embed(const Matrix<Real>& table, const TokenIds& ids) {
     const std::size_t V = table.shape(0), D = table.shape(1);
@@ -21,6 +22,7 @@ Tensor3<Real> embed(const Matrix<Real>& table, const TokenIds& ids) {
     }
     return x;
 }
+// [/anatomy:embedding]
 
 template Tensor3<float> embed(const Matrix<float>&, const TokenIds&);
 template Tensor3<double> embed(const Matrix<double>&, const TokenIds&);

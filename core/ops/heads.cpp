@@ -5,6 +5,7 @@
 
 namespace anatomy {
 
+// [anatomy:split_heads]
 template <typename Real>
 Tensor4<Real> split_heads(const Tensor3<Real>& x, int n_heads) {
     const std::size_t B = x.shape(0), T = x.shape(1), H = std::size_t(n_heads);
@@ -12,14 +13,18 @@ Tensor4<Real> split_heads(const Tensor3<Real>& x, int n_heads) {
     auto by_head = xt::reshape_view(x, {B, T, H, dh});           // [B, T, H, dh]
     return Tensor4<Real>(xt::transpose(by_head, {0, 2, 1, 3}));  // [B, H, T, dh]
 }
+// [/anatomy:split_heads]
 
+// [anatomy:merge_heads]
 template <typename Real>
 Tensor3<Real> merge_heads(const Tensor4<Real>& x) {
     const std::size_t B = x.shape(0), H = x.shape(1), T = x.shape(2), dh = x.shape(3);
     const Tensor4<Real> by_position = xt::transpose(x, {0, 2, 1, 3});  // [B, T, H, dh]
     return Tensor3<Real>(xt::reshape_view(by_position, {B, T, H * dh}));  // [B, T, H*dh]
 }
+// [/anatomy:merge_heads]
 
+// [anatomy:repeat_kv]
 template <typename Real>
 Tensor4<Real> repeat_kv(const Tensor4<Real>& kv, int group) {
     const std::size_t B = kv.shape(0), Hkv = kv.shape(1), S = kv.shape(2), dh = kv.shape(3);
@@ -30,6 +35,7 @@ Tensor4<Real> repeat_kv(const Tensor4<Real>& kv, int group) {
             xt::view(out, b, h) = xt::view(kv, b, h / std::size_t(group));
     return out;
 }
+// [/anatomy:repeat_kv]
 
 template Tensor4<float> split_heads(const Tensor3<float>&, int);
 template Tensor4<double> split_heads(const Tensor3<double>&, int);

@@ -2,6 +2,7 @@
 
 namespace anatomy {
 
+// [anatomy:linear]
 template <typename Real>
 Tensor3<Real> linear(const Tensor3<Real>& x, const Matrix<Real>& w) {
     const std::size_t rows = x.shape(0) * x.shape(1), in = x.shape(2), out = w.shape(1);
@@ -20,11 +21,14 @@ Tensor3<Real> linear(const Tensor3<Real>& x, const Matrix<Real>& w) {
     }
     return y;
 }
+// [/anatomy:linear]
 
+// [anatomy:residual_add]
 template <typename Real>
 Tensor3<Real> residual_add(const Tensor3<Real>& x, const Tensor3<Real>& update) {
     return x + update;
 }
+// [/anatomy:residual_add]
 
 template Tensor3<float> linear(const Tensor3<float>&, const Matrix<float>&);
 template Tensor3<double> linear(const Tensor3<double>&, const Matrix<double>&);

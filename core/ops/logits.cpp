@@ -2,6 +2,7 @@
 
 namespace anatomy {
 
+// [anatomy:tied_logits]
 template <typename Real>
 Tensor3<Real> tied_logits(const Tensor3<Real>& x, const Matrix<Real>& embedding) {
     const std::size_t rows = x.shape(0) * x.shape(1), D = x.shape(2), V = embedding.shape(0);
@@ -18,6 +19,7 @@ Tensor3<Real> tied_logits(const Tensor3<Real>& x, const Matrix<Real>& embedding)
     }
     return logits;
 }
+// [/anatomy:tied_logits]
 
 template Tensor3<float> tied_logits(const Tensor3<float>&, const Matrix<float>&);
 template Tensor3<double> tied_logits(const Tensor3<double>&, const Matrix<double>&);

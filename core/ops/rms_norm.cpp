@@ -4,6 +4,7 @@
 
 namespace anatomy {
 
+// [anatomy:rms_norm]
 template <typename Real>
 Tensor3<Real> rms_norm(const Tensor3<Real>& x, const Vector<Real>& scale, double eps) {
     const std::size_t rows = x.shape(0) * x.shape(1), D = x.shape(2);
@@ -18,6 +19,7 @@ Tensor3<Real> rms_norm(const Tensor3<Real>& x, const Vector<Real>& scale, double
     }
     return y;
 }
+// [/anatomy:rms_norm]
 
 template Tensor3<float> rms_norm(const Tensor3<float>&, const Vector<float>&, double);
 template Tensor3<double> rms_norm(const Tensor3<double>&, const Vector<double>&, double);

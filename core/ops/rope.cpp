@@ -6,6 +6,7 @@
 
 namespace anatomy {
 
+// [anatomy:rope]
 Matrix<double> rope_angles(const std::vector<std::int64_t>& positions, int head_dim, double theta) {
     const std::size_t T = positions.size(), half = std::size_t(head_dim) / 2;
     Matrix<double> angles({T, half});
@@ -47,6 +48,7 @@ Tensor4<Real> apply_rope(const Tensor4<Real>& x, const std::vector<std::int64_t>
             }
     return out;
 }
+// [/anatomy:rope]
 
 template Tensor4<float> apply_rope(const Tensor4<float>&, const std::vector<std::int64_t>&, double, RopePairing);
 template Tensor4<double> apply_rope(const Tensor4<double>&, const std::vector<std::int64_t>&, double, RopePairing);

@@ -6,6 +6,7 @@
 
 namespace anatomy {
 
+// [anatomy:swiglu]
 template <typename Real>
 Tensor3<Real> silu(const Tensor3<Real>& a) {
     Tensor3<Real> out(a.shape());
@@ -21,6 +22,7 @@ Tensor3<Real> swiglu(const Tensor3<Real>& x, const Matrix<Real>& w_gate, const M
     const Tensor3<Real> hidden = gate * up;                // [B, T, F], elementwise gating
     return linear(hidden, w_down);                         // [B, T, D]
 }
+// [/anatomy:swiglu]
 
 template Tensor3<float> silu(const Tensor3<float>&);
 template Tensor3<double> silu(const Tensor3<double>&);

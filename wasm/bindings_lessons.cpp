@@ -1,0 +1,161 @@
+// The core functions behind the chapters' smaller widgets, as embind functions
+// taking and returning JSON (masks return their tile map as bytes).
+//
+//   maskTiles(spec, tileQ, tileK)  spec {kind, T, S, window, sinks, prefix, chunk, document_lengths}
+//        -> {rows, cols, skipped, partial, full, visible_cells, skipped_fraction,
+//            states: Uint8Array rows*cols (0 skipped, 1 partial, 2 full)} or {error}
+//   softLookup(options)   {query: [x, y], keys: [[x, y], ...], values: [[...], ...], scale}
+//        -> {scores, weights, mixed}
+//   ropeAngles(options)   {head_dim, theta, positions: [p, ...]} -> {angles: [T][dh/2]}
+//   ropeRotate(options)   {vector: [dh], positions, theta, pairing} -> {rotated: [T][dh]}
+//   attentionCost(options) {d, T, n_heads, n_kv_heads} -> {prefill: {...}, decode: {...}, crossover_T}
+#include <vector>
+
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include "cost.hpp"
+#include "json_args.hpp"
+#include "masks.hpp"
+#include "ops/rope.hpp"
+#include "soft_lookup.hpp"
+
+namespace anatomy::wasm {
+namespace {
+
+emscripten::val error_object(const std::string& message) {
+    emscripten::val error = emscripten::val::object();
+    error.set("error", message);
+    return error;
+}
+
+emscripten::val mask_tiles(const std::string& spec_json, int tile_q, int tile_k) {
+    try {
+        json spec_options;
+        try {
+            spec_options = json::parse(spec_json);
+        } catch (const json::parse_error& e) {
+            throw InputError(std::string("mask spec is not valid JSON: ") + e.what());
+        }
+        const MaskSpec spec = mask_spec_from_json(spec_options);
+        std::vector<TileState> states;
+        const TileCounts counts = classify_tiles(spec, tile_q, tile_k, &states);
+
+        emscripten::val out = emscripten::val::object();
+        out.set("rows", double(counts.rows));
+        out.set("cols", double(counts.cols));
+        out.set("skipped", double(counts.skipped));
+        out.set("partial", double(counts.partial));
+        out.set("full", double(counts.full));
+        out.set("visible_cells", double(counts.visible_cells));
+        out.set("skipped_fraction", counts.skipped_fraction());
+        // Copy out of the wasm heap: the view would dangle once `states` is freed.
+        emscripten::val bytes = emscripten::val::global("Uint8Array").new_(states.size());
+        bytes.call<void>("set", emscripten::val(emscripten::typed_memory_view(
+                                    states.size(), reinterpret_cast<const std::uint8_t*>(states.data()))));
+        out.set("states", bytes);
+        return out;
+    } catch (const std::exception& e) {
+        return error_object(e.what());
+    }
+}
+
+std::string soft_lookup_json(const std::string& options_json) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"query", "keys", "values", "scale"});
+        const std::vector<double> query = number_list(options.value("query", json::array()), "query");
+        const json& keys = options.at("keys");
+        const json& values = options.at("values");
+        if (!keys.is_array() || !values.is_array() || keys.size() != values.size() || keys.empty())
+            throw InputError("keys and values must be equally long, non-empty lists");
+        const std::size_t N = keys.size(), Dk = query.size();
+        const std::size_t Dv = values[0].is_array() ? values[0].size() : 0;
+        Matrix<double> k({N, Dk}), v({N, Dv});
+        for (std::size_t n = 0; n < N; ++n) {
+            const std::vector<double> key = number_list(keys[n], "each key");
+            const std::vector<double> value = number_list(values[n], "each value");
+            if (key.size() != Dk || value.size() != Dv) throw InputError("every key must match the query's length and every value the first value's");
+            for (std::size_t d = 0; d < Dk; ++d) k(n, d) = key[d];
+            for (std::size_t d = 0; d < Dv; ++d) v(n, d) = value[d];
+        }
+        Vector<double> q = xt::zeros<double>({Dk});
+        for (std::size_t d = 0; d < Dk; ++d) q(d) = query[d];
+        const SoftLookup result = soft_lookup(q, k, v, number_option(options, "scale", 1.0));
+        return json{{"scores", std::vector<double>(result.scores.begin(), result.scores.end())},
+                    {"weights", std::vector<double>(result.weights.begin(), result.weights.end())},
+                    {"mixed", std::vector<double>(result.mixed.begin(), result.mixed.end())}};
+    });
+}
+
+std::vector<std::int64_t> position_list(const json& options) {
+    std::vector<std::int64_t> positions;
+    for (double p : number_list(options.value("positions", json::array({0})), "positions")) {
+        if (p < 0 || p > 1e9 || p != double(std::int64_t(p))) throw InputError("positions must be whole numbers from 0 to 1e9");
+        positions.push_back(std::int64_t(p));
+    }
+    return positions;
+}
+
+std::string rope_angles_json(const std::string& options_json) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"head_dim", "theta", "positions"});
+        const int head_dim = int_option(options, "head_dim", 8);
+        if (head_dim < 2 || head_dim > 1024 || head_dim % 2) throw InputError("head_dim must be even, from 2 to 1024");
+        const double theta = number_option(options, "theta", 10000.0);
+        if (!(theta > 1)) throw InputError("theta must be greater than 1");
+        const Matrix<double> angles = rope_angles(position_list(options), head_dim, theta);  // [T, dh/2]
+        json rows = json::array();
+        for (std::size_t t = 0; t < angles.shape(0); ++t)
+            rows.push_back(std::vector<double>(&angles(t, 0), &angles(t, 0) + angles.shape(1)));
+        return json{{"angles", rows}};
+    });
+}
+
+std::string rope_rotate_json(const std::string& options_json) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"vector", "positions", "theta", "pairing"});
+        const std::vector<double> vector = number_list(options.value("vector", json::array()), "vector");
+        if (vector.size() < 2 || vector.size() % 2) throw InputError("vector must have an even number of channels");
+        const std::vector<std::int64_t> positions = position_list(options);
+        const std::size_t T = positions.size(), dh = vector.size();
+        Tensor4<double> x({1, 1, T, dh});  // the same vector at every position
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t d = 0; d < dh; ++d) x(0, 0, t, d) = vector[d];
+        const Tensor4<double> rotated = apply_rope(x, positions, number_option(options, "theta", 10000.0),
+                                                   rope_pairing_from_string(string_option(options, "pairing", "half_split")));
+        json rows = json::array();
+        for (std::size_t t = 0; t < T; ++t) rows.push_back(std::vector<double>(&rotated(0, 0, t, 0), &rotated(0, 0, t, 0) + dh));
+        return json{{"rotated", rows}};
+    });
+}
+
+json flops_json(const AttentionFlops& f) {
+    return {{"projections", f.projections}, {"scores", f.scores}, {"weighted", f.weighted}};
+}
+
+std::string attention_cost_json(const std::string& options_json) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"d", "T", "n_heads", "n_kv_heads", "bytes_per_scalar"});
+        const double d = number_option(options, "d", 4096), T = number_option(options, "T", 4096);
+        const int heads = int_option(options, "n_heads", 32), kv_heads = int_option(options, "n_kv_heads", heads);
+        if (!(d >= 1) || !(T >= 1)) throw InputError("d and T must be at least 1");
+        if (heads < 1 || kv_heads < 1 || heads % kv_heads) throw InputError("n_heads must be a positive multiple of n_kv_heads");
+        const int bytes = int_option(options, "bytes_per_scalar", 2);
+        return json{{"prefill", flops_json(prefill_flops(d, T, heads, kv_heads))},
+                    {"decode", flops_json(decode_flops(d, T, heads, kv_heads))},
+                    {"decode_cache_bytes", decode_cache_bytes(d, T, heads, kv_heads, bytes)},
+                    {"crossover_T", crossover_length(d, heads, kv_heads)}};
+    });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(anatomy_lessons) {
+    emscripten::function("maskTiles", &mask_tiles);
+    emscripten::function("softLookup", &soft_lookup_json);
+    emscripten::function("ropeAngles", &rope_angles_json);
+    emscripten::function("ropeRotate", &rope_rotate_json);
+    emscripten::function("attentionCost", &attention_cost_json);
+}
+
+}  // namespace anatomy::wasm

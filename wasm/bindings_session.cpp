@@ -1,0 +1,135 @@
+// A KV-cache session for the page's stepper: prefill a prompt, then decode one
+// token at a time through the core's cache, and after every step compare the
+// cached logits with a full recomputation of the whole sequence.
+//
+//   const s = new core.DecodeSession(JSON.stringify({seed: 1}));
+//   s.prefill(JSON.stringify({tokens: [1, 2, 3]}));   -> step report (below)
+//   s.step(JSON.stringify({token: 4}));                -> step report
+//   s.reset(); s.delete();                              (embind objects are freed by hand)
+//
+// A step report: {position (the cache's counter after the step), history (keys
+// cached before it), new_tokens, tokens (all so far), cache_shape [B, Hkv, S, dh],
+// cache_bytes_fp32, keys: the layer-0 cache [Hkv][S][dh] (to show rows appended),
+// mask [T_new][S] (1 = visible), probabilities [L][Hq][T_new][S], cached_logits
+// [T_new][V], full_logits [T_new][V] (the same rows from a fresh full pass),
+// max_abs_diff, argmax_agrees} or {error}.
+#include <algorithm>
+#include <vector>
+
+#include <emscripten/bind.h>
+#include <xtensor/xview.hpp>
+
+#include "cache_payload.hpp"
+#include "forward.hpp"
+#include "json_args.hpp"
+#include "ops/attention.hpp"
+#include "trace.hpp"
+
+namespace anatomy::wasm {
+
+// The longest sequence the stepper keeps; a full recomputation runs after every step.
+constexpr std::size_t max_session_tokens = 64;
+
+class DecodeSession {
+public:
+    explicit DecodeSession(const std::string& options_json) {
+        // A bad option leaves a session with the default seed; the page passes only known keys.
+        const std::string error = json_or_error([&] {
+            model_ = seeded_tiny_model(seed_option(parse_options(options_json, {"seed"})));
+            return json::object();
+        });
+        if (error != "{}") model_ = seeded_tiny_model(default_seed);
+        reset();
+    }
+
+    void reset() {
+        cache_ = empty_cache<float>(model_.config, 1);
+        tokens_.clear();
+    }
+
+    std::string prefill(const std::string& options_json) {
+        return json_or_error([&] {
+            const json options = parse_options(options_json, {"tokens"});
+            const std::vector<std::int32_t> ids = token_list(options.value("tokens", json::array()), model_.config.vocab_size);
+            if (ids.empty()) throw InputError("prefill needs at least one token");
+            reset();
+            return advance(ids);
+        });
+    }
+
+    std::string step(const std::string& options_json) {
+        return json_or_error([&] {
+            const json options = parse_options(options_json, {"token"});
+            if (!options.contains("token")) throw InputError("step needs a token, e.g. {\"token\": 7}");
+            return advance({token_id(options["token"], model_.config.vocab_size)});
+        });
+    }
+
+private:
+    // Runs `ids` through the cache, then the whole sequence from scratch, and reports both.
+    json advance(const std::vector<std::int32_t>& ids) {
+        if (tokens_.size() + ids.size() > max_session_tokens)
+            throw InputError("the stepper keeps at most " + std::to_string(max_session_tokens) + " tokens; reset to start again");
+        TokenIds fresh({1, ids.size()});
+        std::copy(ids.begin(), ids.end(), fresh.begin());
+        const std::int64_t history = cache_.position;
+
+        ForwardCapture<float> capture;
+        const Tensor3<float> cached = forward(model_, cache_, fresh, AttentionPath::grouped, &capture);  // [1, T_new, V]
+        tokens_.insert(tokens_.end(), ids.begin(), ids.end());
+
+        TokenIds all({1, tokens_.size()});
+        std::copy(tokens_.begin(), tokens_.end(), all.begin());
+        const Tensor3<float> full = full_forward(model_, all);  // [1, S, V]
+        const auto new_rows = xt::view(full, 0, xt::range(std::size_t(history), tokens_.size()));  // [T_new, V]
+        const Matrix<float> full_new = new_rows;
+        const Matrix<float> cached_new = xt::view(cached, 0);
+
+        double max_diff = 0;
+        bool argmax_agrees = true;
+        for (std::size_t t = 0; t < ids.size(); ++t) {
+            std::size_t best_cached = 0, best_full = 0;
+            for (std::size_t v = 0; v < full_new.shape(1); ++v) {
+                max_diff = std::max(max_diff, double(std::abs(cached_new(t, v) - full_new(t, v))));
+                if (cached_new(t, v) > cached_new(t, best_cached)) best_cached = v;
+                if (full_new(t, v) > full_new(t, best_full)) best_full = v;
+            }
+            argmax_agrees = argmax_agrees && best_cached == best_full;
+        }
+
+        json probabilities = json::array();  // [L][Hq][T_new][S]
+        for (const LayerCapture<float>& layer : capture.layers) probabilities.push_back(to_nested_json(xt::view(layer.probs, 0)));
+        const Tensor4<float>& keys = cache_.keys[0];  // [1, Hkv, S, dh]
+        return {
+            {"position", cache_.position},
+            {"history", history},
+            {"new_tokens", ids},
+            {"tokens", tokens_},
+            {"cache_shape", {keys.shape(0), keys.shape(1), keys.shape(2), keys.shape(3)}},
+            {"cache_scalars", cache_.stored_scalars()},
+            {"cache_bytes_fp32", cache_.stored_scalars() * sizeof(float)},
+            {"payload_scalars_per_token", cache_payload(model_.config).scalars_per_token},
+            {"keys", to_nested_json(xt::view(keys, 0))},
+            {"mask", to_nested_json(causal_mask(ids.size(), std::size_t(cache_.position)))},
+            {"probabilities", probabilities},
+            {"cached_logits", to_nested_json(cached_new)},
+            {"full_logits", to_nested_json(full_new)},
+            {"max_abs_diff", max_diff},
+            {"argmax_agrees", argmax_agrees},
+        };
+    }
+
+    Model<float> model_;
+    KVCache<float> cache_;
+    std::vector<std::int32_t> tokens_;
+};
+
+EMSCRIPTEN_BINDINGS(anatomy_session) {
+    emscripten::class_<DecodeSession>("DecodeSession")
+        .constructor<std::string>()
+        .function("prefill", &DecodeSession::prefill)
+        .function("step", &DecodeSession::step)
+        .function("reset", &DecodeSession::reset);
+}
+
+}  // namespace anatomy::wasm

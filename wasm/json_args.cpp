@@ -1,0 +1,127 @@
+#include "json_args.hpp"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace anatomy::wasm {
+
+// Parses `text` as a JSON object and rejects keys outside `known`, so a typo
+// ("tokns") is an error rather than a silent default.
+json parse_options(const std::string& text, std::initializer_list<const char*> known) {
+    json options;
+    try {
+        options = json::parse(text.empty() ? std::string("{}") : text);
+    } catch (const json::parse_error& e) {
+        throw InputError(std::string("options are not valid JSON: ") + e.what());
+    }
+    if (!options.is_object()) throw InputError("options must be a JSON object, got " + options.dump());
+    for (const auto& item : options.items()) {
+        bool found = false;
+        std::string expected;
+        for (const char* key : known) {
+            found = found || item.key() == key;
+            expected += (expected.empty() ? "" : ", ") + std::string(key);
+        }
+        if (!found) throw InputError("unknown option '" + item.key() + "' (expected " + expected + ")");
+    }
+    return options;
+}
+
+std::uint64_t seed_option(const json& options) {
+    if (!options.contains("seed")) return default_seed;
+    const json& seed = options["seed"];
+    if (!seed.is_number_unsigned()) throw InputError("seed must be a non-negative integer, got " + seed.dump());
+    return seed.get<std::uint64_t>();
+}
+
+// True when `value` is an integer that fits an int32 (JSON keeps large unsigned values apart).
+bool is_int32(const json& value) {
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<std::int32_t>::max());
+    return value.is_number_integer() && value.get<std::int64_t>() >= std::numeric_limits<std::int32_t>::min() &&
+           value.get<std::int64_t>() <= std::numeric_limits<std::int32_t>::max();
+}
+
+int int_option(const json& options, const char* key, int fallback) {
+    if (!options.contains(key)) return fallback;
+    if (!is_int32(options[key])) throw InputError(std::string(key) + " must be an integer, got " + options[key].dump());
+    return options[key].get<int>();
+}
+
+bool bool_option(const json& options, const char* key, bool fallback) {
+    if (!options.contains(key)) return fallback;
+    if (!options[key].is_boolean()) throw InputError(std::string(key) + " must be true or false, got " + options[key].dump());
+    return options[key].get<bool>();
+}
+
+// One id as int32. Range against the vocabulary is the core's check (make_batch,
+// embed); here only what does not fit an int32 at all is stopped.
+std::int32_t token_id(const json& value, int vocab_size) {
+    if (!value.is_number_integer()) throw InputError("token ids must be integers, got " + value.dump());
+    if (!is_int32(value))
+        throw InputError("token id " + value.dump() + " is outside the vocabulary [0, " +
+                         std::to_string(vocab_size - 1) + "]");
+    return value.get<std::int32_t>();
+}
+
+// [ids] -> [T]
+std::vector<std::int32_t> token_list(const json& value, int vocab_size) {
+    if (!value.is_array()) throw InputError("tokens must be a list of token ids, got " + value.dump());
+    std::vector<std::int32_t> ids;
+    for (const json& id : value) ids.push_back(token_id(id, vocab_size));
+    return ids;
+}
+
+// [[ids], ...] -> [B, T]
+TokenIds token_rows(const json& value, int vocab_size) {
+    if (!value.is_array() || value.empty() || !value[0].is_array())
+        throw InputError("tokens must be a non-empty list of rows of token ids, e.g. [[1, 2, 3]], got " + value.dump());
+    const std::size_t B = value.size(), T = value[0].size();
+    TokenIds tokens({B, T});
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::vector<std::int32_t> row = token_list(value[b], vocab_size);
+        if (row.size() != T)
+            throw InputError("tokens row " + std::to_string(b) + " has " + std::to_string(row.size()) +
+                             " ids but row 0 has " + std::to_string(T) + "; every row must be as long");
+        for (std::size_t t = 0; t < T; ++t) tokens(b, t) = row[t];
+    }
+    return tokens;
+}
+
+
+double number_option(const json& options, const char* key, double fallback) {
+    if (!options.contains(key)) return fallback;
+    if (!options[key].is_number()) throw InputError(std::string(key) + " must be a number, got " + options[key].dump());
+    const double value = options[key].get<double>();
+    if (!std::isfinite(value)) throw InputError(std::string(key) + " must be finite");
+    return value;
+}
+
+std::string string_option(const json& options, const char* key, const std::string& fallback) {
+    if (!options.contains(key)) return fallback;
+    if (!options[key].is_string()) throw InputError(std::string(key) + " must be a string, got " + options[key].dump());
+    return options[key].get<std::string>();
+}
+
+std::vector<double> number_list(const json& value, const char* what) {
+    if (!value.is_array()) throw InputError(std::string(what) + " must be a list of numbers, got " + value.dump());
+    std::vector<double> out;
+    for (const json& x : value) {
+        if (!x.is_number() || !std::isfinite(x.get<double>()))
+            throw InputError(std::string(what) + " must hold finite numbers, got " + x.dump());
+        out.push_back(x.get<double>());
+    }
+    return out;
+}
+
+const Model<float>& seeded_tiny_model(std::uint64_t seed) {
+    static std::uint64_t cached_seed = 0;
+    static std::optional<Model<float>> cached;
+    if (!cached || cached_seed != seed) {
+        cached = random_model(tiny_config(), seed);
+        cached_seed = seed;
+    }
+    return *cached;
+}
+
+}  // namespace anatomy::wasm

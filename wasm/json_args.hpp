@@ -1,0 +1,52 @@
+// Reading the JSON options that JavaScript passes to the wasm core, and
+// turning any failure into {"error": message}. Shared by every bindings file.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tensor.hpp"
+#include "weights.hpp"
+
+namespace anatomy::wasm {
+
+using nlohmann::json;
+
+// Parses `text` as a JSON object and rejects keys outside `known`, so a typo
+// ("tokns") is an error rather than a silent default.
+json parse_options(const std::string& text, std::initializer_list<const char*> known);
+
+std::uint64_t seed_option(const json& options);                       // default_seed when absent
+bool is_int32(const json& value);
+int int_option(const json& options, const char* key, int fallback);  // throws unless an int32
+bool bool_option(const json& options, const char* key, bool fallback);
+double number_option(const json& options, const char* key, double fallback);  // finite numbers only
+std::string string_option(const json& options, const char* key, const std::string& fallback);
+
+std::int32_t token_id(const json& value, int vocab_size);
+std::vector<std::int32_t> token_list(const json& value, int vocab_size);  // [ids] -> [T]
+TokenIds token_rows(const json& value, int vocab_size);                   // [[ids], ...] -> [B, T]
+std::vector<double> number_list(const json& value, const char* what);    // [x, ...] -> doubles
+
+// The tiny model with seeded weights; the last one made is kept, since the page
+// asks for the same seed on every update.
+const Model<float>& seeded_tiny_model(std::uint64_t seed);
+
+// Runs `body` and returns its JSON as text, or {"error": message} if it throws.
+template <typename Body>
+std::string json_or_error(Body body) {
+    try {
+        return body().dump();
+    } catch (const std::exception& e) {
+        // replace: a message quoting the caller's bytes must not fail to serialise.
+        return json{{"error", e.what()}}.dump(-1, ' ', false, json::error_handler_t::replace);
+    } catch (...) {
+        return json{{"error", "unknown error in the wasm core"}}.dump();
+    }
+}
+
+}  // namespace anatomy::wasm
