@@ -1,0 +1,83 @@
+#include "judge.hpp"
+
+#include "../tensor.hpp"
+
+namespace anatomy::judge {
+
+json cases_json(const std::string& exercise_id) {
+    const Exercise& exercise = find_exercise(exercise_id);
+    json cases = json::array();
+    for (const JudgeCase& c : exercise.cases) cases.push_back({{"name", c.name}, {"args", c.args}});
+    return {{"exercise", exercise.id}, {"cases", cases}};
+}
+
+json judge_outputs(const std::string& exercise_id, const json& outputs, const Tolerance& tolerance) {
+    const Exercise& exercise = find_exercise(exercise_id);
+    if (!outputs.is_array() || outputs.size() != exercise.cases.size())
+        throw InputError("judge: expected " + std::to_string(exercise.cases.size()) + " outputs for " + exercise.id);
+
+    // Which outputs each mistake reproduces: a mistake explains the learner's code when it
+    // reproduces every output (failing ones included), and at least one output failed.
+    std::vector<bool> explains(exercise.mistakes.size(), true);
+    json cases = json::array();
+    std::size_t passed_count = 0;
+    for (std::size_t i = 0; i < exercise.cases.size(); ++i) {
+        const JudgeCase& test = exercise.cases[i];
+        const json& output = outputs[i];
+        json report = {{"name", test.name}};
+        if (!output.is_object() || !output.contains("value")) {
+            report["passed"] = false;
+            report["problem"] = "error";
+            report["error"] = output.is_object() && output.contains("error") ? output["error"] : json("no result");
+            report["matches"] = json::array();
+            std::fill(explains.begin(), explains.end(), false);
+            cases.push_back(report);
+            continue;
+        }
+        const json expected = exercise.reference(test.args);
+        const Comparison comparison = compare(expected, output["value"], tolerance);
+        report["passed"] = comparison.passed;
+        report["problem"] = comparison.problem;
+        report["details"] = comparison.details;
+        json matches = json::array();
+        for (std::size_t m = 0; m < exercise.mistakes.size(); ++m) {
+            if (!explains[m] && comparison.passed) continue;
+            const json mistaken = exercise.mistakes[m].compute(test.args);
+            const bool reproduced = agrees(mistaken, output["value"], tolerance);
+            explains[m] = explains[m] && reproduced;
+            // Name a mistake for this case only when it is visible here (differs from the answer).
+            if (!comparison.passed && reproduced && !agrees(mistaken, expected, tolerance)) matches.push_back(exercise.mistakes[m].id);
+        }
+        report["matches"] = matches;
+        passed_count += comparison.passed ? 1 : 0;
+        cases.push_back(report);
+    }
+
+    const bool passed = passed_count == exercise.cases.size();
+    json diagnosis = nullptr;
+    for (std::size_t m = 0; m < exercise.mistakes.size() && !passed; ++m)
+        if (explains[m]) {
+            const Mistake& mistake = exercise.mistakes[m];
+            diagnosis = {{"id", mistake.id}, {"title", mistake.title}, {"explanation", mistake.explanation}};
+            break;
+        }
+    return {{"exercise", exercise.id},
+            {"passed", passed},
+            {"passed_count", passed_count},
+            {"total", exercise.cases.size()},
+            {"tolerance", {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}}},
+            {"diagnosis", diagnosis},
+            {"cases", cases}};
+}
+
+json exercise_catalogue() {
+    json list = json::array();
+    for (const Exercise& e : exercises()) {
+        json mistakes = json::array();
+        for (const Mistake& m : e.mistakes) mistakes.push_back({{"id", m.id}, {"title", m.title}});
+        list.push_back({{"id", e.id}, {"cases", e.cases.size()}, {"mistakes", mistakes}});
+    }
+    return list;
+}
+
+}  // namespace anatomy::judge

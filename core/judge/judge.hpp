@@ -1,0 +1,23 @@
+// The judge: test cases for an exercise, and a verdict on a learner's outputs,
+// with a named diagnosis when they match a known mistake.
+#pragma once
+
+#include "compare.hpp"
+#include "exercises.hpp"
+
+namespace anatomy::judge {
+
+// {exercise, cases: [{name, args}]}: what the sandbox calls the learner's function with.
+json cases_json(const std::string& exercise_id);
+
+// `outputs` holds one entry per case, in order: {"value": <result>} or {"error": "message"}
+// (a thrown exception, a timeout, a non-serialisable result). Returns
+//   {exercise, passed, passed_count, total, tolerance: {atol, rtol},
+//    diagnosis: {id, title, explanation} or null,
+//    cases: [{name, passed, problem, details, error, matches: [mistake ids]}]}
+json judge_outputs(const std::string& exercise_id, const json& outputs, const Tolerance& tolerance = {});
+
+// Every exercise with its mistakes: [{id, cases, mistakes: [{id, title}]}].
+json exercise_catalogue();
+
+}  // namespace anatomy::judge

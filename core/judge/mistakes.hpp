@@ -1,0 +1,54 @@
+// Known mistakes, computed on purpose. When a learner's output equals one of
+// these on the same inputs, the judge can name the mistake instead of only
+// reporting a mismatch. Each function is written the way a plain JavaScript
+// solution with that one bug would behave (a softmax over a row with nothing
+// visible gives NaN, as 0/0 does in JavaScript).
+#pragma once
+
+#include "values.hpp"
+
+namespace anatomy::judge {
+
+enum class ScaleRule { inv_sqrt_d, none, inv_d };
+// window_*: a sliding window of `window` keys ending at the query (wide/narrow: one
+// key more/less; no_offset: measured from t instead of t + S - T; strict: the
+// window shifted one key into the past, so the query misses itself).
+enum class MaskRule { causal, none, strict, no_offset, window, window_wide, window_narrow, window_no_offset, window_strict };
+enum class KvHeadRule { floor_group, modulo };
+
+// One attention computation with every knob a mistake can turn. The defaults are
+// the correct causal attention with the S - T offset and floor(h / group).
+struct AttentionRecipe {
+    ScaleRule scale = ScaleRule::inv_sqrt_d;
+    MaskRule mask = MaskRule::causal;
+    int window = 0;                     // for the window rules
+    bool mask_after_softmax = false;    // zero forbidden weights after softmax, no renormalising
+    bool softmax_over_queries = false;  // normalise each key column instead of each query row
+    KvHeadRule kv_head = KvHeadRule::floor_group;
+};
+
+//   q [B, Hq, T, D], k, v [B, Hkv, S, D]  ->  [B, Hq, T, D]
+Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& recipe);
+
+// Online softmax that forgets to rescale the running sum and accumulator when the max grows.
+Nd online_attention_without_rescale(const Nd& q, const Nd& k, const Nd& v, int block_size);
+
+// softmax exercise: exp without subtracting the row max (overflows), or over columns.
+Nd softmax_without_max(const Nd& x);
+Nd softmax_over_columns(const Nd& x);
+
+// Multi-head attention with the heads split or merged by a bare reshape (no transpose).
+enum class HeadLayout { transpose, reshape_only };
+Nd mha_recipe(const Nd& x, const Nd& wq, const Nd& wk, const Nd& wv, const Nd& wo, int n_heads,
+              const AttentionRecipe& recipe, HeadLayout split, HeadLayout merge);
+
+enum class RmsMistake { mean_subtracted, eps_outside_sqrt, weight_ignored };
+Nd rmsnorm_mistake(const Nd& x, const Nd& weight, double eps, RmsMistake mistake);
+
+enum class RopeMistake { interleaved_pairs, wrong_sign, exponent_without_two };
+Nd rope_mistake(const Nd& x, const Nd& positions, double theta, RopeMistake mistake);
+
+enum class SwigluMistake { gate_and_up_swapped, sigmoid_gate, relu_gate };
+Nd swiglu_mistake(const Nd& x, const Nd& w_gate, const Nd& w_up, const Nd& w_down, SwigluMistake mistake);
+
+}  // namespace anatomy::judge
