@@ -7,7 +7,8 @@
 //   trace(options)             {tokens: [ids] = [1..6], batch: 2, seed: 1}
 //                              -> the trace `attn verify --tokens ... --batch B --export-trace` writes
 //   verify(options)            same options -> {checks: [...], all_passed}
-//   forward(options)           {tokens: [[ids], ...] (B equal rows), seed: 1, capture: false,
+//   forward(options)           {tokens: [[ids], ...] (B equal rows), seed: 1,
+//                               capture: false | true | ["probabilities", "v", ...] (only those fields),
 //                               rope_pairing: "half_split" | "interleaved" (default: the model's)}
 //                              -> {tokens, logits [B, T, V]} and, with capture, positions,
 //                                 every layer's intermediates and final_normed
@@ -18,6 +19,7 @@
 //   buildInfo()                -> {project_version, compiler, platform: "wasm"}
 //
 // Every model here is the tiny preset with seeded weights, as in `attn verify`.
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -61,24 +63,52 @@ SeededBatch seeded_batch(const json& options) {
 
 // ---------------------------------------------------------------- JSON out
 
-// Everything one layer computed, named as in LayerCapture (probs -> probabilities, as in the trace).
-json layer_to_json(const LayerCapture<float>& layer) {
-    return {
-        {"input", to_nested_json(layer.input)},                        // [B, T, D] residual stream in
-        {"normed_input", to_nested_json(layer.normed_input)},          // [B, T, D]
-        {"q", to_nested_json(layer.q)},                                // [B, Hq, T, dh] before RoPE
-        {"k", to_nested_json(layer.k)},                                // [B, Hkv, T, dh]
-        {"v", to_nested_json(layer.v)},                                // [B, Hkv, T, dh]
-        {"q_rope", to_nested_json(layer.q_rope)},                      // [B, Hq, T, dh] after RoPE
-        {"k_rope", to_nested_json(layer.k_rope)},                      // [B, Hkv, T, dh]
-        {"scores", to_nested_json(layer.scores)},                      // [B, Hq, T, S] before the mask
-        {"probabilities", to_nested_json(layer.probs)},                // [B, Hq, T, S]
-        {"head_outputs", to_nested_json(layer.head_outputs)},          // [B, Hq, T, dh]
-        {"attention_update", to_nested_json(layer.attention_update)},  // [B, T, D]
-        {"after_attention", to_nested_json(layer.after_attention)},    // [B, T, D] residual stream mid-layer
-        {"ffn_output", to_nested_json(layer.ffn_output)},              // [B, T, D]
-        {"output", to_nested_json(layer.output)},                      // [B, T, D] residual stream out
+// Everything one layer computed, named as in LayerCapture (probs -> probabilities,
+// as in the trace). `wanted` limits the fields: serialising every intermediate of
+// a 2 x 32-token batch costs ten times the forward pass itself.
+json layer_to_json(const LayerCapture<float>& layer, const std::vector<std::string>& wanted) {
+    const std::pair<const char*, json (*)(const LayerCapture<float>&)> fields[] = {
+        {"input", [](const LayerCapture<float>& l) { return to_nested_json(l.input); }},                        // [B, T, D]
+        {"normed_input", [](const LayerCapture<float>& l) { return to_nested_json(l.normed_input); }},          // [B, T, D]
+        {"q", [](const LayerCapture<float>& l) { return to_nested_json(l.q); }},                                // [B, Hq, T, dh] before RoPE
+        {"k", [](const LayerCapture<float>& l) { return to_nested_json(l.k); }},                                // [B, Hkv, T, dh]
+        {"v", [](const LayerCapture<float>& l) { return to_nested_json(l.v); }},                                // [B, Hkv, T, dh]
+        {"q_rope", [](const LayerCapture<float>& l) { return to_nested_json(l.q_rope); }},                      // [B, Hq, T, dh]
+        {"k_rope", [](const LayerCapture<float>& l) { return to_nested_json(l.k_rope); }},                      // [B, Hkv, T, dh]
+        {"scores", [](const LayerCapture<float>& l) { return to_nested_json(l.scores); }},                      // [B, Hq, T, S]
+        {"probabilities", [](const LayerCapture<float>& l) { return to_nested_json(l.probs); }},                // [B, Hq, T, S]
+        {"head_outputs", [](const LayerCapture<float>& l) { return to_nested_json(l.head_outputs); }},          // [B, Hq, T, dh]
+        {"attention_update", [](const LayerCapture<float>& l) { return to_nested_json(l.attention_update); }},  // [B, T, D]
+        {"after_attention", [](const LayerCapture<float>& l) { return to_nested_json(l.after_attention); }},    // [B, T, D]
+        {"ffn_output", [](const LayerCapture<float>& l) { return to_nested_json(l.ffn_output); }},              // [B, T, D]
+        {"output", [](const LayerCapture<float>& l) { return to_nested_json(l.output); }},                      // [B, T, D]
     };
+    json out = json::object();
+    for (const auto& [name, field] : fields)
+        if (wanted.empty() || std::find(wanted.begin(), wanted.end(), name) != wanted.end()) out[name] = field(layer);
+    return out;
+}
+
+// capture: false, true (every field) or a list of field names; anything else is an error.
+std::vector<std::string> capture_fields(const json& options, bool& capture) {
+    capture = false;
+    if (!options.contains("capture")) return {};
+    const json& value = options["capture"];
+    if (value.is_boolean()) {
+        capture = value.get<bool>();
+        return {};
+    }
+    static const char* known[] = {"input", "normed_input", "q", "k", "v", "q_rope", "k_rope", "scores", "probabilities",
+                                  "head_outputs", "attention_update", "after_attention", "ffn_output", "output"};
+    if (!value.is_array() || value.empty()) throw InputError("capture must be true, false or a list of field names");
+    std::vector<std::string> fields;
+    for (const json& name : value) {
+        if (!name.is_string() || std::find_if(std::begin(known), std::end(known), [&](const char* k) { return name == k; }) == std::end(known))
+            throw InputError("capture: unknown field " + name.dump());
+        fields.push_back(name.get<std::string>());
+    }
+    capture = true;
+    return fields;
 }
 
 // ---------------------------------------------------------------- exported functions
@@ -114,17 +144,18 @@ std::string forward(const std::string& options_json) {
         const Model<float>& model = repaired ? *repaired : seeded;
         if (!options.contains("tokens")) throw InputError("forward needs tokens, e.g. {\"tokens\": [[1, 2, 3]]}");
         const TokenIds tokens = token_rows(options["tokens"], model.config.vocab_size);  // [B, T]
-        const bool capture = bool_option(options, "capture", false);
+        bool capture = false;
+        const std::vector<std::string> fields = capture_fields(options, capture);
 
         ForwardCapture<float> captured;
         const Tensor3<float> logits = full_forward(model, tokens, AttentionPath::grouped, capture ? &captured : nullptr);
         json out = {{"tokens", to_nested_json(tokens)}, {"logits", to_nested_json(logits)}};  // logits: [B, T, V]
         if (capture) {
             json layers = json::array();
-            for (const LayerCapture<float>& layer : captured.layers) layers.push_back(layer_to_json(layer));
+            for (const LayerCapture<float>& layer : captured.layers) layers.push_back(layer_to_json(layer, fields));
             out["positions"] = captured.positions;
             out["layers"] = layers;
-            out["final_normed"] = to_nested_json(captured.final_normed);  // [B, T, D]
+            if (fields.empty()) out["final_normed"] = to_nested_json(captured.final_normed);  // [B, T, D]
         }
         return out;
     });
