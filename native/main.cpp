@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
         {"verify", add_verify_command(app)},
         {"export-checkpoint", add_export_checkpoint_command(app)},
         {"devices", add_devices_command(app)},
+        {"tokenize", add_tokenize_command(app)},
     };
 
     try {

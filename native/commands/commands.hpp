@@ -13,5 +13,6 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_verify_command(CLI::App& app);
 CommandRunner add_export_checkpoint_command(CLI::App& app);
 CommandRunner add_devices_command(CLI::App& app);
+CommandRunner add_tokenize_command(CLI::App& app);
 
 }  // namespace anatomy::native

@@ -1,0 +1,211 @@
+#include "llama_tokenizer.hpp"
+
+#include <cstdio>
+#include <queue>
+
+#include <nlohmann/json.hpp>
+
+#include "../tensor.hpp"
+
+namespace anatomy {
+namespace {
+
+const std::string space_marker = "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK, "▁"
+
+std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
+    return (std::uint64_t(std::uint32_t(left)) << 32) | std::uint32_t(right);
+}
+
+// Splits UTF-8 text into code points (each as its bytes). Invalid sequences are
+// kept as single bytes; they then go through byte fallback like any unknown character.
+std::vector<std::string> utf8_characters(std::string_view text) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+        if (i + length > text.size()) length = 1;
+        for (std::size_t k = 1; k < length; ++k)
+            if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) length = 1;
+        out.emplace_back(text.substr(i, length));
+        i += length;
+    }
+    return out;
+}
+
+// JavaScript's String.length: UTF-16 code units (characters above U+FFFF count twice).
+double utf16_length(const std::vector<std::string>& characters) {
+    double units = 0;
+    for (const std::string& c : characters) units += c.size() == 4 ? 2 : 1;
+    return units;
+}
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+}  // namespace
+
+LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
+    if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+        throw InputError("tokenizer.json: no \"model\" object");
+    const nlohmann::json& model = j["model"];
+    if (model.value("type", std::string("BPE")) != "BPE")
+        throw InputError("tokenizer.json: model type " + model["type"].dump() + " is not BPE");
+    if (!model.contains("vocab") || !model["vocab"].is_object()) throw InputError("tokenizer.json: model.vocab is missing");
+    if (!model.contains("merges") || !model["merges"].is_array()) throw InputError("tokenizer.json: model.merges is missing");
+
+    LlamaTokenizer t;
+    const nlohmann::json& vocab = model["vocab"];
+    t.pieces_.resize(vocab.size());
+    std::vector<bool> seen(vocab.size(), false);
+    for (const auto& [piece, id] : vocab.items()) {
+        if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::size_t>() >= vocab.size())
+            throw InputError("tokenizer.json: id of '" + piece + "' is not in [0, vocab size)");
+        const std::size_t index = id.get<std::size_t>();
+        if (seen[index]) throw InputError("tokenizer.json: id " + std::to_string(index) + " is used twice");
+        seen[index] = true;
+        t.pieces_[index] = piece;
+        t.ids_[piece] = std::int32_t(index);
+    }
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        const auto it = t.ids_.find(name);
+        t.byte_ids_[b] = it == t.ids_.end() ? -1 : it->second;
+    }
+    std::int32_t rank = 0;
+    for (const nlohmann::json& merge : model["merges"]) {
+        std::string left, right;
+        if (merge.is_string()) {  // "a b"
+            const std::string text = merge.get<std::string>();
+            const std::size_t space = text.find(' ');
+            if (space == std::string::npos) throw InputError("tokenizer.json: merge '" + text + "' has no space");
+            left = text.substr(0, space);
+            right = text.substr(space + 1);
+        } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {  // ["a", "b"]
+            left = merge[0].get<std::string>();
+            right = merge[1].get<std::string>();
+        } else {
+            throw InputError("tokenizer.json: merge " + merge.dump() + " is neither \"a b\" nor [\"a\", \"b\"]");
+        }
+        ++rank;
+        const auto l = t.ids_.find(left), r = t.ids_.find(right), m = t.ids_.find(left + right);
+        if (l == t.ids_.end() || r == t.ids_.end() || m == t.ids_.end()) continue;  // unusable merge
+        t.ranks_.emplace(pair_key(l->second, r->second), rank);  // the first (highest-priority) wins
+    }
+    auto special = [&](const char* name, std::int32_t fallback) {
+        const auto it = t.ids_.find(name);
+        return it == t.ids_.end() ? fallback : it->second;
+    };
+    t.unk_id_ = special("<unk>", 0);
+    t.bos_id_ = special("<s>", 1);
+    t.eos_id_ = special("</s>", 2);
+    return t;
+}
+
+std::vector<std::int32_t> LlamaTokenizer::encode(std::string_view text, bool add_bos) const {
+    if (text.empty()) return {};
+    const std::vector<std::string> original = utf8_characters(text);
+    const double length = utf16_length(original);
+
+    // Characters to ids: " " + text with every space as "▁"; unknown characters as UTF-8 byte tokens.
+    std::vector<std::int32_t> ids;
+    if (add_bos) ids.push_back(bos_id_);
+    for (const std::string& c : utf8_characters(replace_all(" " + std::string(text), " ", space_marker))) {
+        const auto it = ids_.find(c);
+        if (it != ids_.end()) {
+            ids.push_back(it->second);
+            continue;
+        }
+        for (unsigned char byte : c) ids.push_back(byte_ids_[byte] >= 0 ? byte_ids_[byte] : unk_id_);
+    }
+
+    // A doubly linked list of tokens. A node keeps the position it started at; a
+    // merged node takes its left half's. Merged-away nodes are marked deleted.
+    struct Node {
+        std::int32_t id;
+        int prev, next;
+        double origin;
+        bool deleted;
+    };
+    std::vector<Node> nodes;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        nodes.push_back({ids[i], int(i) - 1, i + 1 < ids.size() ? int(i) + 1 : -1, double(i), false});
+
+    // Possible merges, best (lowest) priority first: rank + origin / length.
+    struct Candidate {
+        double priority;
+        int left, right;
+        bool operator<(const Candidate& other) const { return priority > other.priority; }
+    };
+    std::priority_queue<Candidate> queue;
+    auto consider = [&](int left) {
+        if (left < 0 || nodes[left].next < 0) return;
+        const int right = nodes[left].next;
+        const auto rank = ranks_.find(pair_key(nodes[left].id, nodes[right].id));
+        if (rank != ranks_.end()) queue.push({double(rank->second) + nodes[left].origin / length, left, right});
+    };
+    for (int i = 0; i + 1 < int(nodes.size()); ++i) consider(i);
+
+    while (!queue.empty()) {
+        const Candidate best = queue.top();
+        queue.pop();
+        // Stale: one half was merged away since this candidate was queued.
+        if (nodes[best.left].deleted || nodes[best.right].deleted || nodes[best.left].next != best.right) continue;
+        nodes[best.left].deleted = nodes[best.right].deleted = true;
+        const Node merged{ids_.at(pieces_[nodes[best.left].id] + pieces_[nodes[best.right].id]), nodes[best.left].prev,
+                          nodes[best.right].next, nodes[best.left].origin, false};
+        nodes.push_back(merged);
+        const int fresh = int(nodes.size()) - 1;
+        if (merged.prev >= 0) nodes[merged.prev].next = fresh;
+        if (merged.next >= 0) nodes[merged.next].prev = fresh;
+        consider(merged.prev);  // (prev, merged)
+        consider(fresh);        // (merged, next)
+    }
+
+    // Walk the surviving list from its head.
+    std::vector<std::int32_t> out;
+    int head = -1;
+    for (int i = 0; i < int(nodes.size()); ++i)
+        if (!nodes[i].deleted && nodes[i].prev < 0) head = i;
+    for (int at = head; at >= 0; at = nodes[at].next) out.push_back(nodes[at].id);
+    return out;
+}
+
+std::string LlamaTokenizer::decode(const std::vector<std::int32_t>& ids) const {
+    std::string bytes;
+    for (std::int32_t id : ids) {
+        if (id < 0 || std::size_t(id) >= pieces_.size()) throw InputError("token id " + std::to_string(id) + " is outside the vocabulary");
+        if (id == bos_id_ || id == eos_id_ || id == unk_id_) continue;
+        const std::string& p = pieces_[std::size_t(id)];
+        unsigned value = 0;
+        if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && p[5] == '>' && std::sscanf(p.c_str(), "<0x%2X>", &value) == 1)
+            bytes.push_back(char(value));
+        else
+            bytes += p;
+    }
+    std::string text = replace_all(bytes, space_marker, " ");
+    if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+    return text;
+}
+
+const std::string& LlamaTokenizer::piece(std::int32_t id) const {
+    if (id < 0 || std::size_t(id) >= pieces_.size()) throw InputError("token id " + std::to_string(id) + " is outside the vocabulary");
+    return pieces_[std::size_t(id)];
+}
+
+std::string LlamaTokenizer::display(std::int32_t id) const {
+    const std::string& p = piece(id);
+    unsigned value = 0;
+    if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && std::sscanf(p.c_str(), "<0x%2X>", &value) == 1) {
+        if (value == '\n') return "\\n";
+        if (value == '\t') return "\\t";
+        if (value >= 0x20 && value < 0x7F) return std::string(1, char(value));
+        return p;
+    }
+    return replace_all(p, space_marker, " ");
+}
+
+}  // namespace anatomy

@@ -1,0 +1,51 @@
+// The Llama / TinyLlama SentencePiece-BPE tokenizer, read from a Hugging Face
+// tokenizer.json: the "▁" (U+2581) space marker, merges in priority order,
+// byte fallback (<0xNN> tokens for characters outside the vocabulary), BOS.
+//
+// Encoding follows the reference procedure used by llama-tokenizer-js (and
+// Hugging Face's legacy Llama tokenizer): prepend a space, turn spaces into "▁",
+// map each character to its token (or its UTF-8 bytes' <0xNN> tokens), then
+// repeatedly apply the highest-priority merge. Priority is the merge's rank, ties
+// broken left to right by adding position / length of the input in UTF-16 units,
+// exactly as that reference computes it, so the two produce identical ids.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace anatomy {
+
+class LlamaTokenizer {
+public:
+    // Throws InputError naming what is missing or malformed.
+    static LlamaTokenizer from_json(const nlohmann::json& tokenizer_json);
+
+    // Token ids for `text`; BOS first when `add_bos`. An empty text gives no ids at all.
+    std::vector<std::int32_t> encode(std::string_view text, bool add_bos = true) const;
+    // Text for `ids`: byte tokens reassembled into UTF-8, "▁" back to spaces, the
+    // leading space dropped, special tokens (BOS, EOS, UNK) skipped.
+    std::string decode(const std::vector<std::int32_t>& ids) const;
+    // The vocabulary entry of one id, e.g. "▁the" or "<0x0A>".
+    const std::string& piece(std::int32_t id) const;
+    // One id as readable text: "▁the" -> " the", "<0x0A>" -> "\n" (for axis labels).
+    std::string display(std::int32_t id) const;
+
+    std::size_t vocab_size() const { return pieces_.size(); }
+    std::int32_t bos_id() const { return bos_id_; }
+    std::int32_t eos_id() const { return eos_id_; }
+    std::int32_t unk_id() const { return unk_id_; }
+
+private:
+    std::vector<std::string> pieces_;                        // id -> piece
+    std::unordered_map<std::string, std::int32_t> ids_;      // piece -> id
+    std::unordered_map<std::uint64_t, std::int32_t> ranks_;  // (left id, right id) -> merge rank, 1-based
+    std::int32_t byte_ids_[256] = {};                        // byte -> <0xNN> id, -1 if absent
+    std::int32_t bos_id_ = 1, eos_id_ = 2, unk_id_ = 0;
+};
+
+}  // namespace anatomy

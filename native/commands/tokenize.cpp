@@ -1,0 +1,79 @@
+// attn tokenize: Llama tokenizer from a tokenizer.json, for one text or a batch.
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "files.hpp"
+#include "tensor.hpp"
+#include "tokenizer/llama_tokenizer.hpp"
+
+namespace anatomy::native {
+namespace {
+
+struct TokenizeOptions {
+    std::string tokenizer;
+    std::string text;
+    bool text_given = false;
+    std::string batch;   // a JSON file holding a list of strings
+    bool no_bos = false;
+    bool json = false;
+};
+
+LlamaTokenizer load_tokenizer(const std::string& path) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(read_text_file(path));
+    } catch (const nlohmann::json::exception&) {
+        throw InputError(path + " is not valid JSON");
+    }
+    return LlamaTokenizer::from_json(j);
+}
+
+int run_tokenize(const TokenizeOptions& o) {
+    if (o.text_given == !o.batch.empty()) throw InputError("tokenize takes either TEXT or --batch FILE");
+    const LlamaTokenizer tokenizer = load_tokenizer(o.tokenizer);
+    if (!o.batch.empty()) {
+        nlohmann::json texts;
+        try {
+            texts = nlohmann::json::parse(read_text_file(o.batch));
+        } catch (const nlohmann::json::exception&) {
+            throw InputError(o.batch + " is not valid JSON");
+        }
+        if (!texts.is_array()) throw InputError(o.batch + " must hold a JSON list of strings");
+        nlohmann::json out = nlohmann::json::array();
+        for (const nlohmann::json& text : texts) {
+            if (!text.is_string()) throw InputError(o.batch + " must hold only strings, found " + text.dump());
+            out.push_back(tokenizer.encode(text.get<std::string>(), !o.no_bos));
+        }
+        std::cout << out.dump() << "\n";
+        return 0;
+    }
+    const std::vector<std::int32_t> ids = tokenizer.encode(o.text, !o.no_bos);
+    if (o.json) {
+        nlohmann::json pieces = nlohmann::json::array();
+        for (std::int32_t id : ids) pieces.push_back(tokenizer.piece(id));
+        std::cout << nlohmann::json{{"ids", ids}, {"pieces", pieces}, {"decoded", tokenizer.decode(ids)}}.dump() << "\n";
+        return 0;
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
+    std::cout << "\n";
+    for (std::int32_t id : ids) std::cout << id << "\t" << tokenizer.display(id) << "\n";
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner add_tokenize_command(CLI::App& app) {
+    auto options = std::make_shared<TokenizeOptions>();
+    CLI::App* cmd = app.add_subcommand("tokenize", "Encode text with a Llama tokenizer.json (SentencePiece BPE, byte fallback)");
+    cmd->add_option("--tokenizer", options->tokenizer, "Path to tokenizer.json")->required();
+    cmd->add_option("text", options->text, "Text to encode")->each([options](const std::string&) { options->text_given = true; });
+    cmd->add_option("--batch", options->batch, "A JSON file with a list of strings; prints a JSON list of id lists");
+    cmd->add_flag("--no-bos", options->no_bos, "Do not start with the BOS token");
+    cmd->add_flag("--json", options->json, "Print ids, pieces and the decoded text as JSON");
+    return [options] { return run_tokenize(*options); };
+}
+
+}  // namespace anatomy::native

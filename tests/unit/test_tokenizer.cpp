@@ -1,0 +1,65 @@
+// The Llama tokenizer on a small hand-made vocabulary whose answers can be worked out by hand.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "tensor.hpp"
+#include "tokenizer/llama_tokenizer.hpp"
+
+using namespace anatomy;
+
+namespace {
+
+// Vocabulary: specials, the 256 byte tokens, single characters, then merged pieces.
+LlamaTokenizer small_tokenizer() {
+    nlohmann::json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
+    int next = 3;
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        vocab[name] = next++;
+    }
+    for (const char* piece : {"\xE2\x96\x81", "a", "b", "c", "ab", "\xE2\x96\x81" "ab", "bc", "abc", "\xC3\xA9"}) vocab[piece] = next++;
+    // Priority: "a b" first, then "▁ ab", then "b c", then "ab c".
+    nlohmann::json merges = {"a b", "\xE2\x96\x81 ab", "b c", "ab c"};
+    return LlamaTokenizer::from_json({{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}});
+}
+
+std::vector<std::string> pieces(const LlamaTokenizer& t, const std::vector<std::int32_t>& ids) {
+    std::vector<std::string> out;
+    for (std::int32_t id : ids) out.push_back(t.piece(id));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("merges apply in priority order, with BOS and the space marker") {
+    const LlamaTokenizer t = small_tokenizer();
+    // " abc" -> ▁ a b c -> (a b first) ▁ ab c -> (▁ ab next) ▁ab c: "ab c" never gets its turn.
+    CHECK(pieces(t, t.encode("abc")) == std::vector<std::string>{"<s>", "\xE2\x96\x81" "ab", "c"});
+    CHECK(pieces(t, t.encode("bc", false)) == std::vector<std::string>{"\xE2\x96\x81", "bc"});
+    CHECK(t.encode("").empty());  // no BOS for an empty text
+}
+
+TEST_CASE("characters outside the vocabulary fall back to their UTF-8 bytes") {
+    const LlamaTokenizer t = small_tokenizer();
+    // "é" is in the vocabulary; "ü" (C3 BC) is not and becomes two byte tokens.
+    CHECK(pieces(t, t.encode("\xC3\xA9", false)) == std::vector<std::string>{"\xE2\x96\x81", "\xC3\xA9"});
+    CHECK(pieces(t, t.encode("\xC3\xBC", false)) == std::vector<std::string>{"\xE2\x96\x81", "<0xC3>", "<0xBC>"});
+    CHECK(t.decode(t.encode("a\xC3\xBC b")) == "a\xC3\xBC b");
+    CHECK(t.display(t.encode("\n", false)[1]) == "\\n");
+}
+
+TEST_CASE("decode undoes encode and skips special tokens") {
+    const LlamaTokenizer t = small_tokenizer();
+    for (const char* text : {"abc", "  ab  c ", "cab\tba", "\xF0\x9F\x98\x80 emoji"}) CHECK(t.decode(t.encode(text)) == text);
+    CHECK(t.bos_id() == 1);
+    CHECK(t.eos_id() == 2);
+    CHECK_THROWS_AS(t.decode({100000}), InputError);
+}
+
+TEST_CASE("malformed tokenizer.json is rejected with a reason") {
+    CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json(nlohmann::json::object()), doctest::Contains("model"), InputError);
+    CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json({{"model", {{"type", "Unigram"}}}}), doctest::Contains("not BPE"), InputError);
+    CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json({{"model", {{"vocab", {{"a", 5}}}, {"merges", nlohmann::json::array()}}}}),
+                         doctest::Contains("not in [0, vocab size)"), InputError);
+}
