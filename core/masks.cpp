@@ -161,18 +161,28 @@ MaskKind mask_kind_from_name(const std::string& name) {
 
 MaskSpec mask_spec_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw InputError("mask spec must be a JSON object");
+    // Whole numbers only: 1.5 queries is a mistake to report, not to round.
+    auto whole = [&](const char* key, std::int64_t fallback) {
+        if (!j.contains(key)) return fallback;
+        if (!j[key].is_number_integer()) throw InputError(std::string("mask spec: ") + key + " must be a whole number, got " + j[key].dump());
+        return j[key].get<std::int64_t>();
+    };
     MaskSpec m;
-    try {
-        m.kind = mask_kind_from_name(j.at("kind").get<std::string>());
-        m.T = j.at("T").get<std::int64_t>();
-        m.S = j.value("S", m.T);
-        m.window = j.value("window", std::int64_t(0));
-        m.sinks = j.value("sinks", std::int64_t(0));
-        m.prefix = j.value("prefix", std::int64_t(0));
-        m.chunk = j.value("chunk", std::int64_t(0));
-        m.document_lengths = j.value("document_lengths", std::vector<std::int64_t>{});
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(std::string("mask spec: ") + e.what());
+    if (!j.contains("kind") || !j["kind"].is_string()) throw InputError("mask spec: kind must be a string");
+    m.kind = mask_kind_from_name(j["kind"].get<std::string>());
+    if (!j.contains("T")) throw InputError("mask spec: T is required");
+    m.T = whole("T", 0);
+    m.S = whole("S", m.T);
+    m.window = whole("window", 0);
+    m.sinks = whole("sinks", 0);
+    m.prefix = whole("prefix", 0);
+    m.chunk = whole("chunk", 0);
+    if (j.contains("document_lengths")) {
+        if (!j["document_lengths"].is_array()) throw InputError("mask spec: document_lengths must be a list");
+        for (const nlohmann::json& length : j["document_lengths"]) {
+            if (!length.is_number_integer()) throw InputError("mask spec: document lengths must be whole numbers, got " + length.dump());
+            m.document_lengths.push_back(length.get<std::int64_t>());
+        }
     }
     require_valid(m);
     return m;

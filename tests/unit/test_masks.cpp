@@ -1,7 +1,10 @@
 // Mask predicates and FlashAttention tile counts, against a cell-by-cell brute force.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "masks.hpp"
+#include "tensor.hpp"
 #include "ops/attention.hpp"
 #include "random.hpp"
 
@@ -129,4 +132,12 @@ TEST_CASE("bad mask specs are rejected with a reason") {
     CHECK_FALSE(mask_problem(m).empty());
     m.T = 10;
     CHECK_THROWS_AS(classify_tiles(m, 0, 16), InputError);
+}
+
+TEST_CASE("mask specs from JSON: whole numbers only, clear errors") {
+    CHECK(mask_spec_from_json(nlohmann::json::parse(R"({"kind": "causal", "T": 4, "S": 9})")).S == 9);
+    CHECK_THROWS_WITH_AS(mask_spec_from_json(nlohmann::json::parse(R"({"kind": "causal", "T": 1.5})")), doctest::Contains("whole number"), InputError);
+    CHECK_THROWS_WITH_AS(mask_spec_from_json(nlohmann::json::parse(R"({"kind": "diagonal", "T": 4})")), doctest::Contains("unknown mask kind"), InputError);
+    CHECK_THROWS_WITH_AS(mask_spec_from_json(nlohmann::json::parse(R"({"kind": "document", "T": 4, "document_lengths": [2, 2.5]})")),
+                         doctest::Contains("whole numbers"), InputError);
 }
