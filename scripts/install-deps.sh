@@ -11,7 +11,15 @@ packages=(
   libcli11-dev                          # attn's command line
   emscripten node-acorn                 # wasm build (Emscripten needs Debian's acorn)
   python3-numpy                         # independent NumPy cross-check
+  chromium                              # browser tests (driven by playwright-core; never a downloaded browser)
 )
+# Opt-in: the PyTorch peer of `attn bench cpu` (docs/perf.md). python3-torch pulls
+# 167 packages (579 MiB installed, about 5 minutes on the 2-core reference machine),
+# too much for every build; libopenblas0 is the BLAS libtorch recommends (without
+# it NumPy and PyTorch use Debian's reference BLAS). ANATOMY_BENCH_PEERS=1 adds both.
+if [ "${ANATOMY_BENCH_PEERS:-0}" = 1 ]; then
+  packages+=(python3-torch libopenblas0)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -29,4 +37,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all Debian packages present"
+fi
+
+# Front-end packages, exactly as locked in web/package-lock.json.
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "install-deps: npm ci in web/"
+  (cd "$web" && npm ci --no-audit --no-fund)
+else
+  echo "install-deps: web/node_modules is up to date"
 fi

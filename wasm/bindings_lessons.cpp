@@ -8,6 +8,8 @@
 //        -> {scores, weights, mixed}
 //   ropeAngles(options)   {head_dim, theta, positions: [p, ...]} -> {angles: [T][dh/2]}
 //   ropeRotate(options)   {vector: [dh], positions, theta, pairing} -> {rotated: [T][dh]}
+//   ropeScores(options)   {q: [dh], k: [dh], positions: [p, ...], theta, pairing}
+//        -> {scores: [P][P]}: q rotated to position m dotted with k rotated to position n
 //   attentionCost(options) {d, T, n_heads, n_kv_heads} -> {prefill: {...}, decode: {...}, crossover_T}
 #include <vector>
 
@@ -129,6 +131,32 @@ std::string rope_rotate_json(const std::string& options_json) {
     });
 }
 
+std::string rope_scores_json(const std::string& options_json) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"q", "k", "positions", "theta", "pairing"});
+        const std::vector<double> q = number_list(options.value("q", json::array()), "q");
+        const std::vector<double> k = number_list(options.value("k", json::array()), "k");
+        if (q.size() < 2 || q.size() % 2 || q.size() != k.size()) throw InputError("q and k must have the same even number of channels");
+        const std::vector<std::int64_t> positions = position_list(options);
+        if (positions.size() > 512) throw InputError("at most 512 positions");
+        const std::size_t P = positions.size(), dh = q.size();
+        Tensor4<double> qs({1, 1, P, dh}), ks({1, 1, P, dh});  // the same vectors at every position
+        for (std::size_t t = 0; t < P; ++t)
+            for (std::size_t d = 0; d < dh; ++d) qs(0, 0, t, d) = q[d], ks(0, 0, t, d) = k[d];
+        const double theta = number_option(options, "theta", 10000.0);
+        const RopePairing pairing = rope_pairing_from_string(string_option(options, "pairing", "half_split"));
+        const Tensor4<double> qr = apply_rope(qs, positions, theta, pairing), kr = apply_rope(ks, positions, theta, pairing);
+        json rows = json::array();
+        for (std::size_t m = 0; m < P; ++m) {
+            std::vector<double> row(P);
+            for (std::size_t n = 0; n < P; ++n)
+                for (std::size_t d = 0; d < dh; ++d) row[n] += qr(0, 0, m, d) * kr(0, 0, n, d);
+            rows.push_back(row);
+        }
+        return json{{"scores", rows}};
+    });
+}
+
 json flops_json(const AttentionFlops& f) {
     return {{"projections", f.projections}, {"scores", f.scores}, {"weighted", f.weighted}};
 }
@@ -155,6 +183,7 @@ EMSCRIPTEN_BINDINGS(anatomy_lessons) {
     emscripten::function("softLookup", &soft_lookup_json);
     emscripten::function("ropeAngles", &rope_angles_json);
     emscripten::function("ropeRotate", &rope_rotate_json);
+    emscripten::function("ropeScores", &rope_scores_json);
     emscripten::function("attentionCost", &attention_cost_json);
 }
 

@@ -16,7 +16,10 @@ double number_from_json(const json& value, const std::string& what) {
         if (text == "Infinity") return std::numeric_limits<double>::infinity();
         if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
     }
-    throw InputError(what + " holds " + value.dump() + ", which is not a number");
+    // Quote at most a line of the offending value: a learner may have returned a whole row here.
+    std::string shown = value.dump();
+    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+    throw InputError(what + " holds " + shown + ", which is not a number");
 }
 
 json number_to_json(double x) {

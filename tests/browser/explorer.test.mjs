@@ -1,0 +1,96 @@
+// W1, the attention explorer, against the native tool: the probabilities the page
+// shows must be those `attn verify --export-trace` writes for the same ids, and the
+// cells drawn as forbidden must be exactly the causal upper triangle.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { assertNoProblems, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+
+const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
+let site;
+before(async () => { site = await startSite(); });
+after(() => site?.close());
+
+function nativeTrace(ids) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'w1-'));
+  try {
+    const file = path.join(dir, 'trace.json');
+    execFileSync(attn, ['verify', '--tokens', ids.join(','), '--batch', '2', '--export-trace', file]);
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Sets a select by test id and waits until the main heatmap shows that view.
+async function show(page, { batch, layer, head }) {
+  await page.selectOption('[data-testid="w1-batch"]', String(batch));
+  await page.selectOption('[data-testid="w1-layer"]', String(layer));
+  await page.selectOption('[data-testid="w1-head"]', String(head));
+  await page.waitForFunction(([b, l, h]) => {
+    const main = document.querySelector('[data-testid="w1-heatmap-main"]');
+    return main && main.dataset.batch === String(b) && main.dataset.layer === String(l) && main.dataset.head === String(h);
+  }, [batch, layer, head]);
+  return JSON.parse(await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities'));
+}
+
+for (const ids of [[1, 2, 3, 4, 5, 6], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 23, 8, 4, 6, 2, 6, 4, 3, 3, 8, 3, 2, 7, 9, 5, 0]]) {
+  test(`W1 shows the probabilities of attn verify for ${ids.length} ids, every layer, head and sequence`, async () => {
+    const trace = nativeTrace(ids);
+    const { page, problems, close } = await openPage(site.browser, site.url(`index.html?w1.tokens=${ids.join(',')}`));
+    try {
+      const widgets = await waitForWidgets(page);
+      assert.equal(widgets.find((w) => w.name === 'w1')?.ready, 'true');
+      let worst = 0;
+      for (let batch = 0; batch < 2; batch++)
+        for (let layer = 0; layer < trace.config.n_layers; layer++)
+          for (let head = 0; head < trace.config.n_heads; head++) {
+            const shown = await show(page, { batch, layer, head });
+            const expected = trace.layers[layer].probabilities[batch][head];
+            assert.equal(shown.length, ids.length);
+            shown.forEach((row, t) => row.forEach((p, s) => (worst = Math.max(worst, Math.abs(p - expected[t][s])))));
+          }
+      assert.ok(worst <= 1e-6, `largest difference from attn verify: ${worst}`);
+      assertNoProblems(problems, 'index.html');
+    } finally {
+      await close();
+    }
+  });
+}
+
+test('W1 draws exactly the upper triangle as forbidden, and forbidden cells hold zero', async () => {
+  const { page, close } = await openPage(site.browser, site.url('index.html?w1.tokens=7,7,7,7,7'));
+  try {
+    await waitForWidgets(page);
+    // The table view lists every cell; forbidden ones are marked, not shown as 0.
+    const table = page.locator('[data-testid="w1-heatmap-main"]');
+    await table.getByRole('button', { name: 'Show as table' }).click();
+    const cells = await table.locator('table tbody tr').evaluateAll((rows) =>
+      rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.classList.contains('masked'))));
+    assert.equal(cells.length, 5);
+    cells.forEach((row, t) => row.forEach((masked, s) => assert.equal(masked, s > t, `cell (${t}, ${s})`)));
+    const p = JSON.parse(await table.getAttribute('data-probabilities'));
+    p.forEach((row, t) => row.forEach((value, s) => { if (s > t) assert.equal(value, 0); }));
+    assert.deepEqual(p[0], [1, 0, 0, 0, 0]);
+  } finally {
+    await close();
+  }
+});
+
+test('W1 rejects a bad id with a message and keeps the last good view', async () => {
+  const { page, close } = await openPage(site.browser, site.url('index.html'));
+  try {
+    await waitForWidgets(page);
+    const before = await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities');
+    await page.fill('[data-testid="w1-tokens"]', '1,2,99');
+    await page.dispatchEvent('[data-testid="w1-tokens"]', 'change');
+    await page.waitForFunction(() => document.querySelector('[data-testid="w1-tokens"]').getAttribute('aria-invalid') === 'true');
+    assert.match(await page.textContent('[data-testid="w1-status"]'), /99/);
+    assert.equal(await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities'), before);
+  } finally {
+    await close();
+  }
+});

@@ -1,0 +1,438 @@
+// The browser harness: a static server for web/dist, headless Chromium, and the
+// checks every page test shares. Used by the tests in this folder and by
+// web/bench/page-speed.mjs.
+//
+// Setup
+//   distDir()                      web/dist, or $ANATOMY_WEB_DIST (ctest sets it); fails, saying
+//                                  how to build it, when it holds no index.html
+//   startServer(root = distDir())  -> { origin, port, root, close() }
+//                                  node:http on 127.0.0.1, ephemeral port, files under root only,
+//                                  correct MIME types (application/wasm), 404 for missing files
+//   launchBrowser({ args })        -> playwright Browser: Debian's /usr/bin/chromium, headless,
+//                                  a fresh temporary profile; extra args are appended
+//   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above
+//
+// One page
+//   openPage(browser, url, { width = 1280, height = 800, blockNonLocal = true, initScript })
+//                                  -> { page, context, problems, close() }
+//                                  A new browser context per page (nothing cached). problems
+//                                  collects, from before navigation on:
+//                                    consoleErrors    console messages of level error
+//                                    consoleWarnings  level warning (reported, not failed on)
+//                                    pageErrors       uncaught exceptions and rejections
+//                                    failedRequests   requests that failed or answered >= 400
+//                                    nonLocalRequests any request to a host other than 127.0.0.1
+//                                  blockNonLocal aborts those requests too (page.route); with
+//                                  false they are only recorded (the benchmark, to time an
+//                                  unintercepted load). initScript (a function) runs in the page
+//                                  before any of its own scripts (context.addInitScript).
+//   assertNoProblems(problems, what)  fails listing every problem; formatProblems(problems)
+//
+// Widgets ([data-widget] hosts, mounted by web/src/lib/widget.ts)
+//   waitForWidgets(page, timeoutMs = 10000)
+//                                  -> [{ name, ready, message }] once every host has data-ready
+//                                  ("true" or "error") or the time is up (ready null);
+//                                  message is the widget's status line, e.g. its error
+//   widgetSnapshot(page, name)     -> string: the host's innerHTML plus every canvas's pixels
+//   waitForWidgetChange(page, name, snapshot, timeoutMs = 5000)
+//                                  -> true once widgetSnapshot differs from snapshot, false on timeout
+//   changeFirstControl(page, name) -> null when the widget has no enabled, visible input or
+//                                  select (file, hidden and button inputs do not count);
+//                                  { control, from: null, to: null } when none of them has another
+//                                  value to take (a select with one option); else
+//                                  { control, from, to }: the first control that can change is
+//                                  moved to another valid value and fires input + change
+//
+// Checks
+//   runAxe(page, tags = ['wcag2a', 'wcag2aa', 'best-practice']) -> axe violations
+//   formatViolations(violations)   one line per violation, then one per target
+//   layoutWidth(page)              -> { viewport, scrollWidth, offenders }: offenders are the
+//                                  outermost elements sticking out past the viewport's right edge
+//   screenshot(page, name)         full-page PNG into $SCREENSHOT_DIR (no-op when unset)
+//
+// A new test file (add an add_test for it in CMakeLists.txt, by name):
+//   import { before, after, test } from 'node:test';
+//   import { assertNoProblems, openPage, startSite, waitForWidgets } from './harness.mjs';
+//   let site;
+//   before(async () => { site = await startSite(); });
+//   after(() => site?.close());
+//   test('w5 steps the cache', async (t) => {
+//     const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+//     t.after(close);
+//     await waitForWidgets(page);
+//     await page.getByTestId('w5-step').click();   // ... the widget's own checks
+//     assertNoProblems(problems, 'notebook.html');
+//   });
+//
+// Run a test file by hand after `cd web && npm ci && npm run build`:
+//   node --test tests/browser/pages.test.mjs
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+export const webDir = path.join(repoRoot, 'web');
+
+// playwright-core and axe-core are dev dependencies of the page (web/package.json),
+// so `npm ci` in web/ is all a clean clone needs.
+const requireFromWeb = createRequire(path.join(webDir, 'package.json'));
+function webModule(name) {
+  try {
+    return requireFromWeb(name);
+  } catch (error) {
+    throw new Error(`${name} is not installed in ${webDir}/node_modules: run \`cd web && npm ci\` (${error.message})`);
+  }
+}
+
+export const chromiumPath = '/usr/bin/chromium';
+// --disable-quic and the background switches keep Chromium from talking to anything
+// but the page's own server; the page must work offline.
+export const chromiumArgs = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+];
+
+// ---- The static server ----
+
+export function distDir() {
+  const dir = path.resolve(process.env.ANATOMY_WEB_DIST || path.join(webDir, 'dist'));
+  if (!fs.existsSync(path.join(dir, 'index.html'))) {
+    assert.fail(`${dir}/index.html is missing: build the page first (cd web && npm ci && npm run build), ` +
+      'or point ANATOMY_WEB_DIST at a built site');
+  }
+  return dir;
+}
+
+const mimeTypes = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.otf': 'font/otf',
+  '.txt': 'text/plain; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.cpp': 'text/plain; charset=utf-8',
+  '.hpp': 'text/plain; charset=utf-8',
+  '.h': 'text/plain; charset=utf-8',
+  '.safetensors': 'application/octet-stream',
+};
+
+export function startServer(root = distDir()) {
+  const base = path.resolve(root);
+  const server = http.createServer((request, response) => {
+    let file;
+    try {
+      const { pathname } = new URL(request.url, 'http://127.0.0.1');
+      file = path.resolve(base, '.' + decodeURIComponent(pathname));
+    } catch {
+      response.writeHead(400).end('bad request');
+      return;
+    }
+    if (file !== base && !file.startsWith(base + path.sep)) {
+      response.writeHead(404).end('not found');
+      return;
+    }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    fs.readFile(file, (error, body) => {
+      if (error) {
+        response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found');
+        return;
+      }
+      response.writeHead(200, {
+        'Content-Type': mimeTypes[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+        'Content-Length': body.length,
+      });
+      response.end(request.method === 'HEAD' ? undefined : body);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({
+        origin: `http://127.0.0.1:${port}`,
+        port,
+        root: base,
+        close: () => new Promise((done) => {
+          server.closeAllConnections();
+          server.close(() => done());
+        }),
+      });
+    });
+  });
+}
+
+// ---- The browser ----
+
+export async function launchBrowser({ args = [] } = {}) {
+  if (!fs.existsSync(chromiumPath)) {
+    assert.fail(`${chromiumPath} is missing: run scripts/install-deps.sh (it installs Debian's chromium)`);
+  }
+  const { chromium } = webModule('playwright-core');
+  // Without userDataDir Playwright gives Chromium a new temporary profile
+  // (--user-data-dir=/tmp/playwright_chromiumdev_profile-*) and deletes it on close.
+  return chromium.launch({ executablePath: chromiumPath, headless: true, args: [...chromiumArgs, ...args] });
+}
+
+export async function startSite({ root, args } = {}) {
+  const server = await startServer(root);
+  let browser;
+  try {
+    browser = await launchBrowser({ args });
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  return {
+    server,
+    browser,
+    url: (page) => `${server.origin}/${page.replace(/^\//, '')}`,
+    close: async () => {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+function isLocal(url) {
+  const { protocol, hostname } = new URL(url);
+  if (!['http:', 'https:', 'ws:', 'wss:', 'ftp:'].includes(protocol)) return true; // data:, blob:, about:
+  return hostname === '127.0.0.1';
+}
+
+export async function openPage(browser, url, { width = 1280, height = 800, blockNonLocal = true, initScript } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, serviceWorkers: 'block' });
+  if (initScript) await context.addInitScript(initScript);
+  const problems = { consoleErrors: [], consoleWarnings: [], pageErrors: [], failedRequests: [], nonLocalRequests: [] };
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    const where = message.location()?.url ? ` (${message.location().url}:${message.location().lineNumber})` : '';
+    if (message.type() === 'error') problems.consoleErrors.push(message.text() + where);
+    else if (message.type() === 'warning') problems.consoleWarnings.push(message.text() + where);
+  });
+  page.on('pageerror', (error) => problems.pageErrors.push(error.stack || String(error)));
+  page.on('request', (request) => {
+    if (!isLocal(request.url())) problems.nonLocalRequests.push(`${request.method()} ${request.url()}`);
+  });
+  page.on('websocket', (socket) => {
+    if (!isLocal(socket.url())) problems.nonLocalRequests.push(`WebSocket ${socket.url()}`);
+  });
+  page.on('requestfailed', (request) =>
+    problems.failedRequests.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? 'failed'}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.failedRequests.push(`${response.request().method()} ${response.url()}: HTTP ${response.status()}`);
+  });
+  if (blockNonLocal) {
+    await page.route('**/*', (route) => (isLocal(route.request().url()) ? route.continue() : route.abort('blockedbyclient')));
+  }
+  await page.goto(url, { waitUntil: 'load' });
+  return { page, context, problems, close: () => context.close() };
+}
+
+export function formatProblems(problems) {
+  const lines = [];
+  for (const [kind, items] of Object.entries(problems)) {
+    if (kind === 'consoleWarnings') continue;
+    for (const item of items) lines.push(`  ${kind}: ${item}`);
+  }
+  return lines.join('\n');
+}
+
+export function assertNoProblems(problems, what = 'the page') {
+  if (problems.consoleWarnings.length) {
+    console.log(`${what}: console warnings (not failures):\n${problems.consoleWarnings.map((w) => `  ${w}`).join('\n')}`);
+  }
+  const report = formatProblems(problems);
+  assert.ok(report === '', `${what} had problems:\n${report}`);
+}
+
+// ---- Widgets ----
+
+export async function waitForWidgets(page, timeoutMs = 10000) {
+  await page
+    .waitForFunction(() => [...document.querySelectorAll('[data-widget]')].every((host) => host.dataset.ready), null, {
+      timeout: timeoutMs,
+    })
+    .catch(() => {}); // the caller reports which widgets never became ready
+  return page.$$eval('[data-widget]', (hosts) =>
+    hosts.map((host) => ({
+      name: host.dataset.widget,
+      ready: host.dataset.ready ?? null,
+      message: host.querySelector('.status')?.textContent?.trim() ?? '',
+    })));
+}
+
+export function widgetSnapshot(page, name) {
+  return page.evaluate((name) => {
+    const host = document.querySelector(`[data-widget="${name}"]`);
+    if (!host) return null;
+    const pixels = [...host.querySelectorAll('canvas')].map((canvas) => {
+      try {
+        return canvas.width && canvas.height ? canvas.toDataURL() : 'empty';
+      } catch {
+        return 'unreadable';
+      }
+    });
+    return host.innerHTML + '\n' + pixels.join('\n');
+  }, name);
+}
+
+export async function waitForWidgetChange(page, name, snapshot, timeoutMs = 5000) {
+  const deadline = Date.now() + timeoutMs;
+  do {
+    if ((await widgetSnapshot(page, name)) !== snapshot) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  } while (Date.now() < deadline);
+  return (await widgetSnapshot(page, name)) !== snapshot;
+}
+
+export function changeFirstControl(page, name) {
+  return page.evaluate((name) => {
+    const host = document.querySelector(`[data-widget="${name}"]`);
+    const skipTypes = new Set(['file', 'hidden', 'button', 'submit', 'reset', 'image']);
+    const usable = (node) =>
+      !node.disabled && !(node instanceof HTMLInputElement && (skipTypes.has(node.type) || node.readOnly)) &&
+      node.getClientRects().length > 0;
+    const describe = (node) =>
+      `<${node.tagName.toLowerCase()}${node.type ? ` type=${node.type}` : ''}${node.id ? ` id=${node.id}` : ''}` +
+      `${node.dataset.testid ? ` data-testid=${node.dataset.testid}` : ''}>`;
+
+    // The change a user could make to `control`: { target, apply(), from, to }, or null
+    // when it has no other value (a select with one option, a range at both ends).
+    const changeFor = (control) => {
+      if (control instanceof HTMLSelectElement) {
+        const options = [...control.options].filter((o) => !o.disabled);
+        if (options.length < 2) return null;
+        const at = options.findIndex((o) => o.value === control.value);
+        const to = options[(at + 1) % options.length].value;
+        return { target: control, from: control.value, to, apply: () => (control.value = to) };
+      }
+      if (control.type === 'checkbox') {
+        return { target: control, from: control.checked, to: !control.checked, apply: () => (control.checked = !control.checked) };
+      }
+      if (control.type === 'radio') {
+        // The first radio is usually the checked one; pick another of its group.
+        const group = [...host.querySelectorAll(`input[type=radio][name="${CSS.escape(control.name)}"]`)].filter(usable);
+        const other = group.find((r) => !r.checked);
+        if (!other) return null;
+        return { target: other, from: group.find((r) => r.checked)?.value ?? '', to: other.value, apply: () => (other.checked = true) };
+      }
+      if (control.type === 'range' || control.type === 'number') {
+        const step = control.step === 'any' || !Number(control.step) ? 1 : Number(control.step);
+        const value = Number(control.value);
+        const max = control.max === '' ? Infinity : Number(control.max);
+        const min = control.min === '' ? -Infinity : Number(control.min);
+        const next = value + step <= max ? value + step : value - step;
+        if (next < min) return null;
+        return { target: control, from: control.value, to: String(next), apply: () => (control.value = String(next)) };
+      }
+      // Text: a list like "1,2,3" loses its last entry (still valid); other text gains a character.
+      const parts = control.value.split(',');
+      const to = /^[\d\s,]+$/.test(control.value) && parts.length > 1 ? parts.slice(0, -1).join(',') : control.value + '1';
+      return { target: control, from: control.value, to, apply: () => (control.value = to) };
+    };
+
+    const controls = [...(host?.querySelectorAll('input, select') ?? [])].filter(usable);
+    if (!controls.length) return null;
+    const change = controls.map(changeFor).find(Boolean);
+    if (!change) return { control: controls.map(describe).join(', '), from: null, to: null };
+    change.apply();
+    change.target.dispatchEvent(new Event('input', { bubbles: true }));
+    change.target.dispatchEvent(new Event('change', { bubbles: true }));
+    return { control: describe(change.target), from: String(change.from), to: String(change.to) };
+  }, name);
+}
+
+// ---- Checks ----
+
+let axeSource;
+export async function runAxe(page, tags = ['wcag2a', 'wcag2aa', 'best-practice']) {
+  axeSource ??= fs.readFileSync(requireFromWeb.resolve('axe-core/axe.min.js'), 'utf8');
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(
+    (tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] }),
+    tags);
+  return result.violations;
+}
+
+export function formatViolations(violations) {
+  return violations
+    .map((v) =>
+      `[${v.impact}] ${v.id}: ${v.help} (${v.helpUrl})\n` +
+      v.nodes.map((n) => `    ${n.target.join(' ')}\n      ${n.failureSummary?.replace(/\n/g, '\n      ') ?? ''}`).join('\n'))
+    .join('\n');
+}
+
+export function layoutWidth(page) {
+  return page.evaluate(() => {
+    const viewport = window.innerWidth;
+    const scrollWidth = document.documentElement.scrollWidth;
+    const offenders = [];
+    if (scrollWidth > viewport + 1) {
+      // Elements reaching past the right edge that widen the page: not those an ancestor
+      // clips or scrolls. An absolutely positioned element escapes every overflow box
+      // between it and its containing block (its offsetParent), a classic way for a
+      // "visually hidden" label inside a scrolling table to widen the whole page.
+      const widens = (node) => {
+        const position = getComputedStyle(node).position;
+        if (position === 'fixed') return false;
+        let escapeTo = position === 'absolute' ? node.offsetParent : null;
+        for (let p = node.parentElement; p && p !== document.body && p !== document.documentElement; p = p.parentElement) {
+          if (escapeTo && p !== escapeTo && escapeTo.contains(p)) continue; // between it and its containing block
+          if (p === escapeTo) escapeTo = null;
+          const style = getComputedStyle(p);
+          if (style.overflowX !== 'visible') return false;
+          if (style.position === 'fixed') return false;
+          if (style.position === 'absolute' && !escapeTo) escapeTo = p.offsetParent;
+        }
+        return true;
+      };
+      const describe = (node) => {
+        const name = node.tagName.toLowerCase() + (node.id ? `#${node.id}` : '') +
+          (typeof node.className === 'string' && node.className.trim() ? '.' + node.className.trim().split(/\s+/).join('.') : '') +
+          (node.dataset?.testid ? `[data-testid=${node.dataset.testid}]` : '');
+        const widget = node.closest('[data-widget]')?.dataset.widget;
+        return `${widget ? `[data-widget=${widget}] ` : ''}${name} (right edge ${Math.round(node.getBoundingClientRect().right)} px)`;
+      };
+      // Only the outermost of a nested run of offenders is listed.
+      const found = new Set();
+      const counts = new Map();
+      for (const node of document.body.querySelectorAll('*')) {
+        if (node.getBoundingClientRect().right <= viewport + 1 || !widens(node)) continue;
+        found.add(node);
+        let inner = false;
+        for (let p = node.parentElement; p && !inner; p = p.parentElement) inner = found.has(p);
+        if (inner) continue;
+        const text = describe(node);
+        counts.set(text, (counts.get(text) ?? 0) + 1);
+      }
+      for (const [text, n] of counts) offenders.push(n > 1 ? `${text} x${n}` : text);
+    }
+    return { viewport, scrollWidth, offenders: offenders.slice(0, 15) };
+  });
+}
+
+export async function screenshot(page, name) {
+  const dir = process.env.SCREENSHOT_DIR;
+  if (!dir) return null;
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

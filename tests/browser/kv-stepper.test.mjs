@@ -1,0 +1,214 @@
+// W5, the KV-cache stepper, in headless Chromium (see harness.mjs).
+//
+//   steps:    prefill 1,2,3, then decode 5 tokens: after every step the position
+//             counter, the cache rows S and shape [1, Hkv, S, dh], the mask's offset
+//             (history = S - T_new: 0 after the prefill, S - 1 after a decode step, whose
+//             single row is all ones), and the check: max |cached - full| <= 1e-5 with the
+//             argmax agreeing, badge PASS, at every step (also in the step log)
+//   payload:  TinyLlama-1.1B's cache holds 11,264 scalars, 45,056 B (fp32) and
+//             22,528 B (bf16) per token; a custom config the core refuses, and an
+//             empty field, show a message
+//   errors:   a prompt with a non-id, a next token outside the vocabulary: a message,
+//             nothing stepped
+//   URL:      a link's prompt and decoded steps are replayed on load
+//   reset:    empties the cache and disables decoding until the next prefill
+//   teardown: taking the widget off the page frees its DecodeSession
+//
+// Run: node --test tests/browser/kv-stepper.test.mjs (after building web/dist)
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { assertNoProblems, openPage, startSite, waitForWidgets } from './harness.mjs';
+
+// The check's tolerance: cached and full logits are the same float32 sums (see the widget).
+const tolerance = 1e-5;
+
+const text = async (page, id) => (await page.getByTestId(id).textContent()).trim();
+
+async function readStep(page) {
+  return {
+    position: Number(await text(page, 'w5-position')),
+    rows: Number(await text(page, 'w5-cache-rows')),
+    shape: JSON.parse(await text(page, 'w5-cache-shape')),
+    history: Number(await text(page, 'w5-history')),
+    mask: (await text(page, 'w5-mask-text')).split('\n').map((row) => row.trim().split(/\s+/).map(Number)),
+    verdict: await text(page, 'w5-verdict'),
+    maxDiff: Number(await text(page, 'w5-max-diff')),
+    argmax: await text(page, 'w5-argmax'),
+    greedy: Number(await text(page, 'w5-greedy')),
+    log: await page.getByTestId('w5-log-row').evaluateAll((rows) => rows.map((row) => [...row.cells].map((c) => c.textContent.trim()))),
+    status: await text(page, 'w5-status'),
+  };
+}
+
+function assertCheckPassed(step, what) {
+  assert.ok(Number.isFinite(step.maxDiff) && step.maxDiff <= tolerance, `${what}: max |cached - full| = ${step.maxDiff}`);
+  assert.match(step.argmax, /agree/, `${what}: argmax`);
+  assert.doesNotMatch(step.argmax, /DISAGREE/, `${what}: argmax`);
+  assert.equal(step.verdict, 'PASS', `${what}: badge`);
+}
+
+let site;
+before(async () => {
+  site = await startSite();
+});
+after(async () => {
+  await site?.close();
+});
+
+test('w5 prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+  t.after(close);
+  const widgets = await waitForWidgets(page);
+  assert.equal(widgets.find((w) => w.name === 'w5')?.ready, 'true', 'w5 did not start');
+
+  await page.getByTestId('w5-prompt').fill('1,2,3');
+  await page.getByTestId('w5-prefill').click();
+  let step = await readStep(page);
+  assert.equal(step.position, 3);
+  assert.equal(step.rows, 3);
+  assert.equal(step.shape.length, 4);
+  assert.deepEqual([step.shape[0], step.shape[2]], [1, 3], 'cache shape [B, Hkv, S, dh]');
+  assert.equal(step.history, 0, 'prefill: no history');
+  assert.deepEqual(step.mask, [[1, 0, 0], [1, 1, 0], [1, 1, 1]], 'prefill: the lower triangle');
+  assertCheckPassed(step, 'prefill');
+  assert.equal(step.log.length, 1);
+
+  const decoded = [];
+  for (let i = 1; i <= 5; i++) {
+    const greedy = step.greedy;
+    assert.ok(Number.isInteger(greedy) && greedy >= 0 && greedy < 32, `greedy token ${greedy}`);
+    await page.getByTestId('w5-step').click();
+    decoded.push(greedy);
+    step = await readStep(page);
+    const S = 3 + i, what = `decode step ${i}`;
+    assert.equal(step.position, S, `${what}: position`);
+    assert.equal(step.rows, S, `${what}: cache rows`);
+    assert.deepEqual([step.shape[0], step.shape[2]], [1, S], `${what}: cache shape ${JSON.stringify(step.shape)}`);
+    assert.equal(step.history, S - 1, `${what}: mask offset S - T_new`);
+    assert.deepEqual(step.mask, [Array(S).fill(1)], `${what}: one row, every key visible`);
+    assertCheckPassed(step, what);
+    assert.equal(step.log.length, 1 + i, `${what}: step log`);
+  }
+  // Every row of the log: PASS, and the decoded ids are the greedy ones shown before each step.
+  assert.deepEqual(step.log.map((row) => row.at(-1)), Array(6).fill('PASS'));
+  assert.deepEqual(step.log.slice(1).map((row) => Number(row[1])), decoded);
+  for (const row of step.log) assert.ok(Number(row[4]) <= tolerance, `log: max diff ${row[4]}`);
+  assert.match(await text(page, 'w5-tokens'), new RegExp(`decoded ${decoded.join(', ')}`));
+
+  // A typed token instead of the greedy one.
+  await page.getByTestId('w5-token').fill('7');
+  await page.getByTestId('w5-step').click();
+  step = await readStep(page);
+  assert.equal(step.position, 9);
+  assert.equal(step.log.at(-1)[1], '7');
+  assertCheckPassed(step, 'typed token 7');
+
+  // Decoding is stored in the URL, to be replayed.
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('w5.steps')?.split(',').length === 6);
+  assert.equal(new URL(page.url()).searchParams.get('w5.steps'), [...decoded, 7].join(','));
+  assertNoProblems(problems, 'notebook.html (w5)');
+});
+
+test('w5 payload calculator: TinyLlama-1.1B per-token bytes, and bad configs', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+  t.after(close);
+  await waitForWidgets(page);
+  await page.getByTestId('w5-preset').selectOption('tiny');
+  assert.equal(await text(page, 'w5-scalars'), '64');  // 2 x 2 layers x 2 KV heads x 8
+  await page.getByTestId('w5-preset').selectOption('tinyllama-1.1b');
+  assert.equal(await text(page, 'w5-scalars'), '11,264');
+  assert.equal(await text(page, 'w5-bytes-fp32'), '45,056 B');
+  assert.equal(await text(page, 'w5-bytes-bf16'), '22,528 B');
+  assert.equal(await text(page, 'w5-bytes-fp8'), '11,264 B');
+  assert.equal(await page.getByTestId('w5-layers').inputValue(), '22');
+  assert.equal(await page.getByTestId('w5-kv-heads').inputValue(), '4');
+  assert.equal(await page.getByTestId('w5-head-dim').inputValue(), '64');
+
+  // Total: bf16, 2048 tokens, batch 32 = 22,528 * 2048 * 32 bytes = 1.38 GiB.
+  await page.getByTestId('w5-dtype').selectOption('bf16');
+  await page.getByTestId('w5-context').fill('2048');
+  await page.getByTestId('w5-batch').fill('32');
+  assert.equal(await text(page, 'w5-total'), '1.38 GiB');
+  assert.match(await text(page, 'w5-total-bytes'), /^\(1,476,395,008 bytes/);
+
+  // Your own numbers: an odd head dim is refused by the core's config check.
+  const status = page.getByTestId('w5-payload-status');
+  await page.getByTestId('w5-head-dim').fill('63');
+  assert.equal(await page.getByTestId('w5-preset').inputValue(), 'custom');
+  assert.equal(await status.getAttribute('data-kind'), 'error');
+  assert.match(await status.textContent(), /head_dim must be even/);
+  assert.equal(await page.getByTestId('w5-head-dim').getAttribute('aria-invalid'), 'true');
+  await page.getByTestId('w5-head-dim').fill('128');
+  assert.equal(await status.getAttribute('data-kind'), 'info');
+  assert.equal(await text(page, 'w5-scalars'), (2 * 22 * 4 * 128).toLocaleString('en-US'));
+  await page.getByTestId('w5-layers').fill('');
+  assert.equal(await status.getAttribute('data-kind'), 'error');
+  assert.match(await status.textContent(), /Layers must be a whole number/);
+  assertNoProblems(problems, 'notebook.html (w5 payload)');
+});
+
+test('w5 explains a bad prompt or token, and reset empties the cache', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+  t.after(close);
+  await waitForWidgets(page);
+  const status = page.getByTestId('w5-status');
+  const before = await readStep(page);  // the default prompt, prefilled on load
+
+  await page.getByTestId('w5-prompt').fill('1,2,x');
+  await page.getByTestId('w5-prefill').click();
+  assert.equal(await status.getAttribute('data-kind'), 'error');
+  assert.match(await status.textContent(), /"x" is not a token id/);
+  assert.equal(await page.getByTestId('w5-prompt').getAttribute('aria-invalid'), 'true');
+  assert.equal((await readStep(page)).position, before.position, 'a bad prompt changes nothing');
+
+  await page.getByTestId('w5-token').fill('40');
+  await page.getByTestId('w5-step').click();
+  assert.equal(await status.getAttribute('data-kind'), 'error');
+  assert.match(await status.textContent(), /"40" is not a token id/);
+  assert.equal((await readStep(page)).position, before.position, 'a bad token steps nothing');
+
+  await page.getByTestId('w5-reset').click();
+  assert.equal(await text(page, 'w5-position'), '0');
+  assert.equal(await text(page, 'w5-cache-rows'), '0');
+  assert.ok(await page.getByTestId('w5-step').isDisabled(), 'nothing to decode from after a reset');
+  await page.getByTestId('w5-prompt').fill('5');
+  await page.getByTestId('w5-prefill').click();
+  const step = await readStep(page);
+  assert.equal(step.position, 1);
+  assert.deepEqual(step.mask, [[1]]);
+  assertCheckPassed(step, 'prefill after reset');
+  assertNoProblems(problems, 'notebook.html (w5 errors)');
+});
+
+test('w5 replays a link: prompt and decoded steps', async (t) => {
+  const { page, problems, close } = await openPage(
+    site.browser, site.url('notebook.html?w5.prompt=4,5&w5.steps=7,8,9&w5.preset=tiny&w5.dtype=fp32&w5.context=64&w5.batch=2'));
+  t.after(close);
+  await waitForWidgets(page);
+  const step = await readStep(page);
+  assert.equal(step.position, 5);
+  assert.equal(step.history, 4);
+  assert.deepEqual(step.log.map((row) => row[1]), ['4, 5', '7', '8', '9']);
+  assert.deepEqual(step.log.map((row) => row.at(-1)), Array(4).fill('PASS'));
+  assert.equal(await page.getByTestId('w5-preset').inputValue(), 'tiny');
+  // 64 scalars * 4 bytes * 64 tokens * 2 sequences
+  assert.match(await text(page, 'w5-total-bytes'), /^\(32,768 bytes/);
+  assertNoProblems(problems, 'notebook.html (w5 link)');
+});
+
+test('w5 frees its DecodeSession when the widget leaves the page', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+  t.after(close);
+  await waitForWidgets(page);
+  const states = await page.evaluate(async () => {
+    const host = document.querySelector('[data-widget="w5"]');
+    const body = host.querySelector('.widget-body');
+    const before = body.dataset.session;
+    host.remove();
+    await new Promise((resolve) => setTimeout(resolve, 50));  // the MutationObserver's turn
+    return [before, body.dataset.session];
+  });
+  assert.deepEqual(states, ['live', 'deleted']);
+  assertNoProblems(problems, 'notebook.html (w5 teardown)');
+});

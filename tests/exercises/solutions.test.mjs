@@ -1,0 +1,295 @@
+// The exercise judge end to end, through the command line a learner uses
+// (tools/judge.mjs, run as a child process with --json):
+//
+//   solutions/   for every exercise, correct.js passes (exit 0, no diagnosis) and, for
+//                every mistake the judge's catalogue names, <mistake-id>.js fails (exit 1)
+//                with exactly that diagnosis. A mistake without a file fails the test, and
+//                so does a file that names no mistake of the catalogue.
+//   catalogue    web/src/exercises/catalogue.ts lists the judge's exercises in its order;
+//                its reference solutions pass; its starters fail cleanly (exit 1, not 2).
+//   sandbox      a syntax error reports its line and column; a thrown exception its line;
+//                an endless loop times out; wrong return types are named, not crashed on.
+//   usage        no arguments, an unknown exercise, a missing file, an unknown option,
+//                a bad --timeout: exit 2 and one line on stderr.
+//   codec        web/src/exercises/codec.mjs, which the page, its worker and the CLI share.
+//
+// The judge compares with |got - expected| <= 1e-9 + 1e-6 |expected| (core/judge/compare.hpp):
+// the solutions here are written independently of the C++ and pass or fail by that rule alone.
+// Run by ctest (ANATOMY_WASM_DIR set), or by hand: node --test tests/exercises/solutions.test.mjs
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import vm from 'node:vm';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { loadCore } from '../../wasm/load-node.mjs';
+import { decode, decodeJson, encode, WrongTypeError } from '../../web/src/exercises/codec.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const judgeCli = path.join(repo, 'tools', 'judge.mjs');
+const solutionsDir = path.join(here, 'solutions');
+
+const core = await loadCore();
+const catalogue = JSON.parse(core.judgeCatalogue());
+
+/** Runs tools/judge.mjs; resolves to {code, stdout, stderr, report (with --json), ms}. */
+function judge(args) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    execFile(process.execPath, [judgeCli, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      let report = null;
+      if (args.includes('--json') && stdout.trim()) {
+        try {
+          report = JSON.parse(stdout);
+        } catch {
+          // left null: the assertion below prints stdout
+        }
+      }
+      resolve({ code, stdout, stderr, report, ms: Date.now() - started });
+    });
+  });
+}
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anatomy-judge-'));
+function scratchFile(name, text) {
+  const file = path.join(scratch, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+function describeRun(run) {
+  return `exit ${run.code}\nstderr: ${run.stderr.trim()}\nstdout: ${run.stdout.slice(0, 2000)}`;
+}
+
+// Two child processes at a time: the machine has two cores.
+describe('every solution file is judged as its name says', { concurrency: 2 }, () => {
+  test('the judge has the 11 exercises of the page', () => {
+    assert.equal(catalogue.length, 11);
+  });
+
+  test('every mistake of the catalogue has a solution file, and every file is a mistake or correct.js', () => {
+    const missing = [];
+    const stray = [];
+    for (const exercise of catalogue) {
+      const dir = path.join(solutionsDir, exercise.id);
+      const expected = new Set(['correct', ...exercise.mistakes.map((m) => m.id)]);
+      const present = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => f.slice(0, -3)) : [];
+      for (const id of expected) if (!present.includes(id)) missing.push(`${exercise.id}/${id}.js`);
+      for (const id of present) if (!expected.has(id)) stray.push(`${exercise.id}/${id}.js`);
+    }
+    const folders = fs.readdirSync(solutionsDir).filter((f) => !catalogue.some((e) => e.id === f));
+    assert.deepEqual(missing, [], `mistakes without a solution under ${solutionsDir}`);
+    assert.deepEqual(stray, [], 'solution files that name no mistake of the judge');
+    assert.deepEqual(folders, [], 'solution folders that name no exercise');
+  });
+
+  for (const exercise of catalogue) {
+    const dir = path.join(solutionsDir, exercise.id);
+    test(`${exercise.id}: correct.js passes every test`, async () => {
+      const run = await judge([exercise.id, path.join(dir, 'correct.js'), '--json']);
+      assert.equal(run.code, 0, describeRun(run));
+      assert.equal(run.report.passed, true);
+      assert.equal(run.report.passed_count, exercise.cases);
+      assert.equal(run.report.diagnosis, null);
+    });
+    for (const mistake of exercise.mistakes) {
+      const file = path.join(dir, `${mistake.id}.js`);
+      test(`${exercise.id}: ${mistake.id}.js fails with the diagnosis "${mistake.title}"`, { skip: !fs.existsSync(file) && 'no file' }, async () => {
+        const run = await judge([exercise.id, file, '--json']);
+        assert.equal(run.code, 1, describeRun(run));
+        assert.equal(run.report.passed, false);
+        assert.equal(run.report.diagnosis?.id, mistake.id,
+          `diagnosed as ${JSON.stringify(run.report.diagnosis)}; per case: ` +
+            JSON.stringify(run.report.cases.map((c) => ({ name: c.name, passed: c.passed, matches: c.matches }))));
+        assert.ok(run.report.cases.some((c) => c.matches.includes(mistake.id)), 'no case names the mistake');
+      });
+    }
+  }
+});
+
+// ---------------------------------------------------------------- the page's catalogue
+
+// catalogue.ts is pure data; TypeScript (a dev dependency of web/) strips its types.
+async function loadPageCatalogue() {
+  const requireFromWeb = createRequire(path.join(repo, 'web', 'package.json'));
+  const ts = requireFromWeb('typescript');
+  const source = fs.readFileSync(path.join(repo, 'web', 'src', 'exercises', 'catalogue.ts'), 'utf8');
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  const file = scratchFile('catalogue.mjs', outputText);
+  return (await import(pathToFileURL(file).href)).exerciseTexts;
+}
+
+describe('the page catalogue (web/src/exercises/catalogue.ts)', { concurrency: 2 }, async () => {
+  const texts = await loadPageCatalogue();
+
+  test('lists the judge\'s exercises, same ids, same order', () => {
+    assert.deepEqual(texts.map((t) => t.id), catalogue.map((e) => e.id));
+  });
+
+  test('every entry has a statement, parameters, a starter, two or three hints and a solution', () => {
+    for (const t of texts) {
+      assert.ok(t.title && t.statement.trim().length > 100, `${t.id}: statement`);
+      assert.ok(t.parameters.length >= 1 && t.returns.type, `${t.id}: signature`);
+      assert.ok(t.starter.includes(`function ${t.id}(`), `${t.id}: the starter defines ${t.id}`);
+      assert.ok(t.hints.length >= 2 && t.hints.length <= 3, `${t.id}: ${t.hints.length} hints`);
+      assert.ok(t.solution.includes(`function ${t.id}(`), `${t.id}: the solution defines ${t.id}`);
+    }
+  });
+
+  for (const t of texts) {
+    test(`${t.id}: the reference solution passes`, async () => {
+      const run = await judge([t.id, scratchFile(`${t.id}-reference.js`, t.solution), '--json']);
+      assert.equal(run.code, 0, describeRun(run));
+    });
+    test(`${t.id}: the starter runs and fails cleanly`, async () => {
+      const run = await judge([t.id, scratchFile(`${t.id}-starter.js`, t.starter), '--json']);
+      assert.equal(run.code, 1, describeRun(run));
+      for (const c of run.report.cases) {
+        assert.ok(c.problem === 'error' ? /not implemented/.test(c.error) : c.problem === 'mismatch',
+          `${t.id}: starter case ${c.name}: ${c.problem} ${c.error ?? ''}`);
+      }
+    });
+  }
+});
+
+// ---------------------------------------------------------------- the sandbox, through the CLI
+
+describe('the sandbox reports what went wrong, and where', { concurrency: 2 }, () => {
+  test('a syntax error gives its line and column', async () => {
+    const file = scratchFile('syntax.js', 'function softmax(x) {\n  const y = 1;\n  return x +* y;\n}\n');
+    const run = await judge(['softmax', file, '--json']);
+    assert.equal(run.code, 1, describeRun(run));
+    for (const c of run.report.cases) assert.equal(c.error, "SyntaxError: Unexpected token '*' (line 3, column 13)");
+  });
+
+  test('a thrown exception gives its message and line', async () => {
+    const file = scratchFile('throws.js', '// comment\nfunction softmax(x) {\n  return x.map((row) => row.nope.length);\n}\n');
+    const run = await judge(['softmax', file, '--json']);
+    assert.equal(run.code, 1, describeRun(run));
+    assert.match(run.report.cases[0].error, /^TypeError: .*'length'.* \(line 3, column \d+\)$/);
+  });
+
+  test('an endless loop times out, and the cases after it are not run', async () => {
+    const file = scratchFile('loop.js', 'function softmax(x) {\n  for (;;) {}\n}\n');
+    const run = await judge(['softmax', file, '--json', '--timeout', '0.5']);
+    assert.equal(run.code, 1, describeRun(run));
+    assert.equal(run.report.cases[0].error, 'timed out after 0.5 s');
+    assert.match(run.report.cases[1].error, /not run/);
+    assert.ok(run.ms < 10_000, `took ${run.ms} ms`);
+  });
+
+  test('a missing function, undefined, a function or a typed array are named as wrong types', async () => {
+    const cases = {
+      'nothing.js': ['function other() {}', /defines no function called softmax/],
+      'undefined.js': ['function softmax(x) { x.map((r) => r); }', /wrong type: the result is undefined \(a missing return statement\?\)/],
+      'function.js': ['function softmax(x) { return () => x; }', /wrong type: the result is a function/],
+      'typed.js': ['function softmax(x) { return x.map((r) => Float64Array.from(r)); }', /wrong type: the result\[0\] is a Float64Array: convert it with Array.from/],
+      'hole.js': ['function softmax(x) { return x.map((r) => { const a = []; a[r.length - 1] = 0; return a; }); }', /wrong type: the result\[0\]\[0\] is undefined/],
+      'string.js': ['function softmax(x) { return x.map((r) => r.map(() => "NaN")); }', /wrong type: the result\[0\]\[0\] is the string "NaN"/],
+    };
+    for (const [name, [code, pattern]] of Object.entries(cases)) {
+      const run = await judge(['softmax', scratchFile(name, code), '--json']);
+      assert.equal(run.code, 1, describeRun(run));
+      assert.match(run.report.cases[0].error, pattern, name);
+    }
+  });
+
+  test('a number where an array is expected is a shape problem, an object a type problem', async () => {
+    const number = await judge(['softmax', scratchFile('number.js', 'function softmax(x) { return 1; }'), '--json']);
+    assert.equal(number.report.cases[0].problem, 'shape');
+    const object = await judge(['attentionFlops', scratchFile('flops.js', 'function attentionFlops(d, T) { return [d, T]; }'), '--json']);
+    assert.equal(object.report.cases[0].problem, 'type');
+  });
+
+  test('the readable report names the diagnosis and the tolerance', async () => {
+    const run = await judge(['rmsnorm', path.join(solutionsDir, 'rmsnorm', 'rms_eps_outside_sqrt.js')]);
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /^rmsnorm: 2 of 3 tests passed$/m);
+    assert.match(run.stdout, /first mismatch at \[\d+, \d+, \d+\]: expected -?[\d.e-]+, got -?[\d.e-]+/);
+    assert.match(run.stdout, /diagnosis: eps outside the square root \[rms_eps_outside_sqrt\]/);
+    assert.match(run.stdout, /tolerance: \|got - expected\| <= 1e-9 \+ 1e-6 \* \|expected\|/);
+  });
+});
+
+describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () => {
+  const correct = path.join(solutionsDir, 'softmax', 'correct.js');
+  const usageCases = {
+    'no arguments': [],
+    'one argument': ['softmax'],
+    'three arguments': ['softmax', correct, 'extra'],
+    'an unknown exercise': ['nope', correct],
+    'a missing file': ['softmax', path.join(scratch, 'no-such-file.js')],
+    'an unknown option': ['softmax', correct, '--fast'],
+    'a bad timeout': ['softmax', correct, '--timeout', 'soon'],
+  };
+  for (const [what, args] of Object.entries(usageCases)) {
+    test(what, async () => {
+      const run = await judge(args);
+      assert.equal(run.code, 2, describeRun(run));
+      assert.equal(run.stdout, '');
+      assert.equal(run.stderr.trimEnd().split('\n').length, 1, run.stderr);
+      assert.match(run.stderr, /^judge: /);
+    });
+  }
+  test('an unknown exercise lists the known ones', async () => {
+    const run = await judge(['nope', correct]);
+    assert.match(run.stderr, /unknown exercise 'nope' \(known: softmax, attention, /);
+  });
+  test('--list prints every exercise and exits 0', async () => {
+    const run = await judge(['--list']);
+    assert.equal(run.code, 0);
+    assert.equal(run.stdout.trim().split('\n').length, catalogue.length);
+  });
+});
+
+// ---------------------------------------------------------------- the codec
+
+describe('codec.mjs', () => {
+  test('decode turns the judge\'s strings back into numbers, and nothing else', () => {
+    assert.deepEqual(decode([['NaN', 'Infinity'], ['-Infinity', 1.5]]), [[NaN, Infinity], [-Infinity, 1.5]]);
+    assert.deepEqual(decode({ a: ['NaN'], b: true, c: 'text' }), { a: [NaN], b: true, c: 'text' });
+    assert.deepEqual(decodeJson('[1, "NaN", [false]]'), [1, NaN, [false]]);
+  });
+
+  test('encode spells non-finite numbers and round-trips through decode', () => {
+    const value = { out: [[NaN, -Infinity], [Infinity, -0.25]], n: 3 };
+    const encoded = encode(value);
+    assert.deepEqual(encoded, { out: [['NaN', '-Infinity'], ['Infinity', -0.25]], n: 3 });
+    assert.deepEqual(decode(JSON.parse(JSON.stringify(encoded))), value);
+  });
+
+  test('encode names where a wrong value sits', () => {
+    const cases = [
+      [undefined, /^the result is undefined \(a missing return statement\?\)/],
+      [[[1, undefined]], /^the result\[0\]\[1\] is undefined/],
+      [{ out: [() => 1] }, /^the result\.out\[0\] is a function/],
+      [[new Float32Array(2)], /^the result\[0\] is a Float32Array: convert it with Array\.from/],
+      [[1, 'two'], /^the result\[1\] is the string "two"/],
+      [[true], /^the result\[0\] is a boolean/],
+      [[null], /^the result\[0\] is null/],
+      [[new Map()], /^the result\[0\] is a Map/],
+      [Promise.resolve(1), /^the result is a Promise: the function must return its result, not a Promise/],
+      [[1n], /^the result\[0\] is a bigint/],
+    ];
+    for (const [value, pattern] of cases) {
+      assert.throws(() => encode(value), (error) => error instanceof WrongTypeError && pattern.test(error.message), String(pattern));
+    }
+    const cycle = [1];
+    cycle.push(cycle);
+    assert.throws(() => encode(cycle), /the result\[1\] contains itself/);
+    // The same array twice is fine: only a cycle is refused.
+    const row = [1, 2];
+    assert.deepEqual(encode([row, row]), [[1, 2], [1, 2]]);
+  });
+
+  test('encode accepts plain objects and arrays from another realm (the CLI\'s vm contexts)', () => {
+    const foreign = vm.runInNewContext('({ out: [[1, NaN]], extra: Object.create(null) })');
+    assert.deepEqual(encode(foreign), { out: [[1, 'NaN']], extra: {} });
+  });
+});

@@ -1,0 +1,10 @@
+// The mistake under test (rms_eps_outside_sqrt): eps is added after the square root.
+// RMSNorm over the last axis. x [B, T, d], weight [d].
+function rmsnorm(x, weight, eps) {
+  return x.map((rows) => rows.map((row) => {
+    let sumSquares = 0;
+    for (const value of row) sumSquares += value * value;
+    const rms = Math.sqrt(sumSquares / row.length) + eps;
+    return row.map((value, i) => (value / rms) * weight[i]);
+  }));
+}

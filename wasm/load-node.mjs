@@ -1,0 +1,31 @@
+// Loads attention_core.js/.wasm (the wasm preset's output) into Node: used by
+// tools/judge.mjs and by the tests under tests/wasm/ and tests/exercises/.
+//
+// Two quirks of Debian's Emscripten 3.1.6 output under Node 20:
+//   - its loader prefers the global fetch(), which Node 20 has but which cannot
+//     read a file path, so we read the .wasm ourselves and pass it as wasmBinary;
+//   - the EXPORT_ES6 module still reads __dirname on Node, which ES modules lack.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+// Where the wasm preset puts its output unless ANATOMY_WASM_DIR says otherwise.
+export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 'wasm', 'wasm');
+
+export async function loadCore(dir = wasmDir) {
+  const js = path.join(dir, 'attention_core.js');
+  const wasm = path.join(dir, 'attention_core.wasm');
+  for (const file of [js, wasm]) {
+    if (!fs.existsSync(file)) {
+      throw new Error(
+        `${file} is missing: build the wasm preset first ` +
+          '(export NODE_PATH=/usr/share/nodejs; cmake --preset wasm && cmake --build build/wasm), ' +
+          'or point ANATOMY_WASM_DIR at the folder holding attention_core.js/.wasm');
+    }
+  }
+  globalThis.__dirname ??= dir;
+  const { default: createAnatomyCore } = await import(pathToFileURL(js).href);
+  return createAnatomyCore({ wasmBinary: fs.readFileSync(wasm) });
+}

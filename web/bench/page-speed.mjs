@@ -1,0 +1,425 @@
+// How fast the built page is, on localhost in headless Chromium.
+//
+//   first heatmap  navigation start -> the frame after W1 is ready with its heatmap
+//                  ([data-widget="w1"][data-ready="true"] holding [data-testid*="heatmap"]),
+//                  by performance.now() in the page; median of 10 cold loads, each in a
+//                  new browser context (empty cache)                          target < 1000 ms
+//   size           every .js and .wasm file of web/dist, gzip level 9 (node:zlib), apart
+//                  from CSS, fonts and HTML                                   target < 300 kB
+//   update         one change of a widget's control until it has drawn, median of 20:
+//                  W1: its layer/head select; W3 at T = S = 16384, tile 16 (w3-T, w3-S,
+//                  w3-tile or w3-tile-q + w3-tile-k): each mask of its kind select in
+//                  turn (or T toggled 16384 <-> 16368 if it has none)          target < 16 ms
+//
+// How an update is timed, inside the page: t0 = performance.now(); set the control and fire
+// input + change; the widget's work ends when it signals (it writes data-ms, data-updated,
+// data-updated-ms or the like on any element inside its host; W1 writes data-ms on its
+// timing line, and a numeric *-ms value is also reported as the widget's own figure) or,
+// for a widget that does not signal, when the synchronous event handlers return. Then the next animation frame runs, and a message posted from it marks the end
+// of that frame's rendering. The figure is the busy time:
+//     (done - t0) + (after the frame's rendering - frame start)
+// which leaves out the idle wait for the next vsync (up to 16.7 ms at 60 Hz, which would
+// otherwise swamp a 16 ms target); the wall time (after rendering - t0) is in the JSON.
+//
+// Usage, after building the page (cd web && npm ci && npm run build):
+//   node web/bench/page-speed.mjs            a table
+//   node web/bench/page-speed.mjs --json     JSON on stdout (the table goes to stderr)
+// Needs Debian's chromium (scripts/install-deps.sh). Not part of ctest: timings depend on
+// the machine. kB here is 1000 bytes, as in Vite's build report.
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+
+import { distDir, openPage, startSite } from '../../tests/browser/harness.mjs';
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log('usage: node web/bench/page-speed.mjs [--json]');
+  process.exit(0);
+}
+const asJson = args.includes('--json');
+const out = asJson ? (line) => process.stderr.write(line + '\n') : (line) => console.log(line);
+const progress = (line) => process.stderr.write(`page-speed: ${line}\n`);
+
+const coldLoads = 10;
+const updates = 20;
+const targets = { firstHeatmapMs: 1000, wasmJsGzipBytes: 300_000, updateMs: 16 };
+const w3Size = { T: 16384, S: 16384, tile: 16 };
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const round = (value, digits = 1) => Number(value.toFixed(digits));
+
+// ---- Size of web/dist ----
+
+function walk(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? walk(full) : [full];
+  });
+}
+
+function measureSize(dist) {
+  const groups = {
+    wasm_js: { match: /\.(m?js|wasm)$/i, files: [] },
+    css: { match: /\.css$/i, files: [] },
+    fonts: { match: /\.(woff2?|ttf|otf|eot)$/i, files: [] },
+    html: { match: /\.html$/i, files: [] },
+  };
+  for (const file of walk(dist)) {
+    const group = Object.values(groups).find((g) => g.match.test(file));
+    if (!group) continue;
+    const body = fs.readFileSync(file);
+    group.files.push({
+      file: path.relative(dist, file),
+      bytes: body.length,
+      gzip_bytes: zlib.gzipSync(body, { level: 9 }).length,
+    });
+  }
+  const result = {};
+  for (const [name, group] of Object.entries(groups)) {
+    result[name] = {
+      bytes: group.files.reduce((sum, f) => sum + f.bytes, 0),
+      gzip_bytes: group.files.reduce((sum, f) => sum + f.gzip_bytes, 0),
+      files: group.files.sort((a, b) => b.gzip_bytes - a.gzip_bytes),
+    };
+  }
+  result.wasm_js.target_gzip_bytes = targets.wasmJsGzipBytes;
+  result.wasm_js.met = result.wasm_js.gzip_bytes < targets.wasmJsGzipBytes;
+  // Browsers fetch only the best format they support; KaTeX ships three of each font.
+  const woff2 = result.fonts.files.filter((f) => f.file.endsWith('.woff2'));
+  result.fonts.woff2_bytes = woff2.reduce((sum, f) => sum + f.bytes, 0);
+  return result;
+}
+
+// ---- First heatmap ----
+
+// Runs in the page before its scripts: notes when W1 is ready with its heatmap, and the
+// start of the frame after that (the frame that shows it).
+function watchFirstHeatmap() {
+  const check = () => {
+    const host = document.querySelector('[data-widget="w1"][data-ready]');
+    if (!host) return false;
+    if (host.dataset.ready !== 'true') {
+      window.__pageSpeed = { error: host.querySelector('.status')?.textContent?.trim() || `data-ready=${host.dataset.ready}` };
+      return true;
+    }
+    const heatmap = host.querySelector('[data-testid*="heatmap"]');
+    if (!heatmap) return false; // ready but not drawn yet: keep watching
+    const readyAt = performance.now();
+    requestAnimationFrame(() => {
+      window.__pageSpeed = { readyAt, frameAt: performance.now() };
+    });
+    return true;
+  };
+  const observer = new MutationObserver(() => {
+    if (check()) observer.disconnect();
+  });
+  observer.observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-ready'] });
+}
+
+async function measureFirstHeatmap(site) {
+  const runs = [];
+  for (let i = 0; i < coldLoads; i++) {
+    const opened = await openPage(site.browser, site.url('index.html'), { blockNonLocal: false, initScript: watchFirstHeatmap });
+    try {
+      const handle = await opened.page
+        .waitForFunction(() => window.__pageSpeed, null, { timeout: 30000 })
+        .catch(() => null);
+      const result = handle ? await handle.jsonValue() : null;
+      if (!result) {
+        const ready = await opened.page.evaluate(() => document.querySelector('[data-widget="w1"]')?.dataset.ready ?? null);
+        return { skipped: ready === 'true'
+          ? 'W1 is ready but has no [data-testid*="heatmap"] element after 30 s'
+          : `W1 did not become ready within 30 s (data-ready=${ready})` };
+      }
+      if (result.error) return { skipped: `W1 failed to start: ${result.error}` };
+      const timing = await opened.page.evaluate(() => {
+        const nav = performance.getEntriesByType('navigation')[0];
+        const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
+        return { dom_content_loaded_ms: nav?.domContentLoadedEventEnd, load_ms: nav?.loadEventEnd, wasm_loaded_ms: wasm?.responseEnd };
+      });
+      if (opened.problems.nonLocalRequests.length) {
+        return { skipped: `the page asked for other hosts: ${opened.problems.nonLocalRequests.join(', ')}` };
+      }
+      runs.push({ first_heatmap_ms: round(result.frameAt), w1_ready_ms: round(result.readyAt), ...Object.fromEntries(
+        Object.entries(timing).map(([k, v]) => [k, v === undefined ? null : round(v)])) });
+      progress(`cold load ${i + 1}/${coldLoads}: first heatmap at ${round(result.frameAt)} ms`);
+    } finally {
+      await opened.close();
+    }
+  }
+  const value = median(runs.map((r) => r.first_heatmap_ms));
+  return { median_ms: round(value), target_ms: targets.firstHeatmapMs, met: value < targets.firstHeatmapMs, runs };
+}
+
+// ---- Updates ----
+
+// Runs in the page: `count` timed updates of `control` (a selector), cycling through
+// `values`. Returns per-update timings; see the header for what they mean.
+async function timeUpdates({ hostSelector, controlSelector, values, count }) {
+  const host = document.querySelector(hostSelector);
+  const control = document.querySelector(controlSelector);
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  // Resolves with [frame start, end of that frame's rendering].
+  const renderedFrame = () =>
+    new Promise((resolve) =>
+      requestAnimationFrame(() => {
+        const start = performance.now();
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => resolve([start, performance.now()]);
+        channel.port2.postMessage(null);
+      }));
+  // A widget signals an update by writing data-ms, data-updated, data-updated-ms,
+  // data-update-ms, ... on any element inside its host (W1: its timing line's data-ms).
+  const signalled = [];
+  const observer = new MutationObserver((records) => {
+    const at = performance.now();
+    for (const r of records) {
+      if (!/^data-(updated?|ms)(-|$)/.test(r.attributeName)) continue;
+      const value = r.target.getAttribute(r.attributeName);
+      const where = r.target === host ? '' : r.target.dataset.testid ? `[data-testid=${r.target.dataset.testid}] ` : `${r.target.tagName.toLowerCase()} `;
+      signalled.push({ at, name: `${where}${r.attributeName}`, ms: /ms$/.test(r.attributeName) && value !== '' && Number.isFinite(Number(value)) ? Number(value) : null });
+    }
+  });
+  observer.observe(host, { attributes: true, subtree: true });
+  const set = (value) => {
+    control.value = value;
+    control.dispatchEvent(new Event('input', { bubbles: true }));
+    control.dispatchEvent(new Event('change', { bubbles: true }));
+  };
+  const waitForSignal = async (from, timeoutMs) => {
+    const deadline = performance.now() + timeoutMs;
+    while (signalled.length === from && performance.now() < deadline) await sleep(1);
+    return signalled[from] ?? null;
+  };
+
+  // One untimed pass through every value first: warms up, tells whether this widget
+  // signals, and drops values it does not draw (e.g. a mask whose other inputs do not
+  // fit this size): a widget that signals for some values but not others showed an error.
+  const start = values.indexOf(control.value);
+  const order = [...values.slice(start + 1), ...values.slice(0, start + 1)];
+  const drawn = [];
+  let signal = null;
+  for (const [i, value] of order.entries()) {
+    const from = signalled.length;
+    set(value);
+    // Two silent updates in a row: this widget does not signal; stop waiting for it.
+    if (await waitForSignal(from, signal === null && i >= 2 ? 0 : 3000)) {
+      signal ??= signalled[from].name;
+      drawn.push(value);
+    }
+    await frame();
+  }
+  const usesSignal = signal !== null;
+  const cycle = usesSignal ? drawn : order;
+  const dropped = usesSignal ? order.filter((v) => !drawn.includes(v)) : [];
+  if (cycle.length < 2) return { error: `fewer than two values of the control update the widget (dropped: ${dropped.join(', ')})` };
+  let index = cycle.indexOf(control.value);
+  const next = () => cycle[(index = (index + 1) % cycle.length)];
+  await sleep(100);
+
+  const runs = [];
+  for (let i = 0; i < count; i++) {
+    await frame();
+    await sleep(20); // start away from a frame boundary, with nothing pending
+    const from = signalled.length;
+    const t0 = performance.now();
+    set(next());
+    let done = performance.now();
+    let own = null;
+    if (usesSignal) {
+      const signal = await waitForSignal(from, 10000);
+      if (!signal) return { error: `update ${i + 1} never signalled (waited 10 s)` };
+      done = signal.at;
+      own = signal.ms;
+    }
+    const [frameStart, rendered] = await renderedFrame();
+    runs.push({ busy_ms: done - t0 + (rendered - frameStart), wall_ms: rendered - t0, widget_ms: own });
+  }
+  observer.disconnect();
+  return { usesSignal, signal, dropped, runs };
+}
+
+// Sets a control (found by selector) and fires input + change; returns the value it holds after.
+function setControl(page, selector, value) {
+  return page.evaluate(({ selector, value }) => {
+    const control = document.querySelector(selector);
+    control.value = String(value);
+    control.dispatchEvent(new Event('input', { bubbles: true }));
+    control.dispatchEvent(new Event('change', { bubbles: true }));
+    return control.value;
+  }, { selector, value });
+}
+
+// Marks a control with a data-page-speed attribute so the page can find it by selector.
+function markControl(page, hostSelector, pick) {
+  return page.evaluate(({ hostSelector, pick }) => {
+    const host = document.querySelector(hostSelector);
+    if (!host) return null;
+    const usable = (n) => !n.disabled && n.getClientRects().length > 0;
+    const controlOf = (n) => (n && !n.matches('input, select') ? n.querySelector('input, select') : n);
+    // A label's own words, without the text of controls inside it (a select's options).
+    const labelOf = (n) => [...(n.labels ?? [])].map((l) => {
+      const copy = l.cloneNode(true);
+      copy.querySelectorAll('select, input, textarea').forEach((c) => c.remove());
+      return copy.textContent;
+    }).join(' ') + ' ' + (n.getAttribute('aria-label') ?? '');
+    let control = null;
+    if (pick.testid) {
+      control = controlOf(document.querySelector(`[data-testid="${pick.testid}"]`));
+    } else {
+      const selects = [...host.querySelectorAll('select')].filter(usable);
+      const words = new RegExp(pick.words, 'i');
+      control = selects.find((s) => words.test(s.dataset.testid ?? ''))
+        ?? selects.find((s) => words.test(labelOf(s)))
+        ?? (pick.anySelect ? selects[0] : null);
+    }
+    if (!control) return null;
+    const mark = `${pick.testid ?? pick.words}`.replace(/[^a-z0-9]+/gi, '-');
+    control.setAttribute('data-page-speed', mark);
+    const values = control instanceof HTMLSelectElement ? [...control.options].filter((o) => !o.disabled).map((o) => o.value) : null;
+    const name = `<${control.tagName.toLowerCase()}${control.dataset.testid ? ` data-testid=${control.dataset.testid}` : ''}>` +
+      (labelOf(control).trim() ? ` "${labelOf(control).trim().replace(/\s+/g, ' ')}"` : '');
+    return { selector: `[data-page-speed="${mark}"]`, values, name, max: control.max ?? null };
+  }, { hostSelector, pick });
+}
+
+async function summariseUpdates(page, hostSelector, control, values, label) {
+  const result = await page.evaluate(timeUpdates, { hostSelector, controlSelector: control.selector, values, count: updates });
+  if (result.error) return { skipped: result.error };
+  const busy = median(result.runs.map((r) => r.busy_ms));
+  const own = result.runs.map((r) => r.widget_ms).filter((v) => v !== null);
+  return {
+    control: label,
+    timed_by: result.usesSignal ? `widget signal (${result.signal})` : 'change to next frame (the widget does not signal)',
+    values_left_out: result.dropped,
+    median_ms: round(busy, 2),
+    median_wall_ms: round(median(result.runs.map((r) => r.wall_ms)), 2),
+    median_widget_reported_ms: own.length ? round(median(own), 2) : null,
+    target_ms: targets.updateMs,
+    met: busy < targets.updateMs,
+    runs: result.runs.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? null : round(v, 2)]))),
+  };
+}
+
+async function waitReady(page, name) {
+  await page.waitForFunction((name) => document.querySelector(`[data-widget="${name}"]`)?.dataset.ready, name, { timeout: 30000 })
+    .catch(() => {});
+  return page.evaluate((name) => {
+    const host = document.querySelector(`[data-widget="${name}"]`);
+    return { ready: host?.dataset.ready ?? null, message: host?.querySelector('.status')?.textContent?.trim() ?? '' };
+  }, name);
+}
+
+async function measureW1(site) {
+  const opened = await openPage(site.browser, site.url('index.html'), { blockNonLocal: false });
+  try {
+    const state = await waitReady(opened.page, 'w1');
+    if (state.ready !== 'true') return { skipped: `W1 is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
+    const host = '[data-widget="w1"]';
+    const control = await markControl(opened.page, host, { words: 'head|layer', anySelect: true });
+    if (!control) return { skipped: 'W1 has no select to change' };
+    if (control.values.length < 2) return { skipped: `W1's ${control.name} has fewer than two options` };
+    return await summariseUpdates(opened.page, host, control, control.values, control.name);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function measureW3(site) {
+  const opened = await openPage(site.browser, site.url('notebook.html'), { blockNonLocal: false });
+  try {
+    const state = await waitReady(opened.page, 'w3');
+    if (state.ready !== 'true') return { skipped: `W3 is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
+    const host = '[data-widget="w3"]';
+    // One tile size (w3-tile) or query and key tiles apart (w3-tile-q = Br, w3-tile-k = Bc).
+    const sizes = {};
+    for (const [key, testid] of [['T', 'w3-T'], ['S', 'w3-S']]) {
+      sizes[key] = await markControl(opened.page, host, { testid });
+      if (!sizes[key]) return { skipped: `W3 has no input with data-testid="${testid}" yet` };
+    }
+    const tile = await markControl(opened.page, host, { testid: 'w3-tile' });
+    const tiles = tile
+      ? [['tile', tile]]
+      : [['tile_q', await markControl(opened.page, host, { testid: 'w3-tile-q' })], ['tile_k', await markControl(opened.page, host, { testid: 'w3-tile-k' })]];
+    if (tiles.some(([, control]) => !control)) return { skipped: 'W3 has no input with data-testid="w3-tile" (or "w3-tile-q" and "w3-tile-k") yet' };
+    for (const [key, control, value] of [['T', sizes.T, w3Size.T], ['S', sizes.S, w3Size.S], ...tiles.map(([k, c]) => [k, c, w3Size.tile])]) {
+      const got = await setControl(opened.page, control.selector, value);
+      if (Number(got) !== value) return { skipped: `W3's ${key} control will not take ${value} (it holds ${got}; max=${control.max})` };
+    }
+    await opened.page.waitForTimeout(500); // let the size change settle before timing
+    const mask = await markControl(opened.page, host, { words: 'mask|kind|pattern' , anySelect: true });
+    const at = `T = S = ${w3Size.T}, tile ${w3Size.tile}`;
+    if (mask && mask.values.length >= 2) return await summariseUpdates(opened.page, host, mask, mask.values, `${mask.name} at ${at}`);
+    const t = sizes.T; // no mask select: time T itself
+    return await summariseUpdates(opened.page, host, t, [String(w3Size.T), String(w3Size.T - w3Size.tile)],
+      `${t.name} toggled ${w3Size.T} <-> ${w3Size.T - w3Size.tile} (S = ${w3Size.S}, tile ${w3Size.tile})`);
+  } finally {
+    await opened.close();
+  }
+}
+
+// ---- Report ----
+
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+const verdict = (met) => (met ? 'ok' : 'MISSED');
+
+function table(result) {
+  const rows = [['measure', 'value', 'target', '']];
+  const fh = result.first_heatmap;
+  rows.push(fh.skipped
+    ? [`first heatmap in W1`, `skipped: ${fh.skipped}`, '< 1000 ms', '']
+    : [`first heatmap in W1 (median of ${fh.runs.length} cold loads)`, `${fh.median_ms} ms`, '< 1000 ms', verdict(fh.met)]);
+  const size = result.size;
+  rows.push(['wasm + JS, gzip -9', `${kB(size.wasm_js.gzip_bytes)} (raw ${kB(size.wasm_js.bytes)})`, '< 300 kB', verdict(size.wasm_js.met)]);
+  for (const f of size.wasm_js.files) rows.push([`  ${f.file}`, `${kB(f.gzip_bytes)} (raw ${kB(f.bytes)})`, '', '']);
+  rows.push(['CSS, gzip -9', `${kB(size.css.gzip_bytes)} (raw ${kB(size.css.bytes)})`, '', '']);
+  rows.push(['fonts, all formats (woff2 only)', `${kB(size.fonts.bytes)} (${kB(size.fonts.woff2_bytes)})`, '', '']);
+  rows.push(['HTML, gzip -9', `${kB(size.html.gzip_bytes)} (raw ${kB(size.html.bytes)})`, '', '']);
+  for (const [name, u] of Object.entries(result.updates)) {
+    if (u.skipped) {
+      rows.push([`${name} update`, `skipped: ${u.skipped}`, '< 16 ms', '']);
+      continue;
+    }
+    rows.push([`${name} update (median of ${u.runs.length}): ${u.control}`, `${u.median_ms} ms`, '< 16 ms', verdict(u.met)]);
+    rows.push([`  timed by ${u.timed_by}; wall incl. vsync wait`, `${u.median_wall_ms} ms`, '', '']);
+    if (u.values_left_out.length) rows.push([`  values left out (the widget did not draw them)`, u.values_left_out.join(', '), '', '']);
+    if (u.median_widget_reported_ms !== null) rows.push(['  as the widget reports it', `${u.median_widget_reported_ms} ms`, '', '']);
+  }
+  const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c].length)));
+  const line = (r) => r.map((cell, c) => (c < 3 ? cell.padEnd(widths[c]) : cell)).join('  ').trimEnd();
+  return [
+    `Attention Anatomy page speed: ${result.browser}, ${result.dist}, 127.0.0.1`,
+    line(rows[0]),
+    widths.map((w) => '-'.repeat(w)).join('  ') + '  ------',
+    ...rows.slice(1).map(line),
+  ].join('\n');
+}
+
+const dist = distDir();
+const site = await startSite({ root: dist });
+let result;
+try {
+  progress(`serving ${dist} at ${site.server.origin}`);
+  result = {
+    browser: `Chromium ${site.browser.version()} (headless)`,
+    dist: path.relative(process.cwd(), dist).startsWith('..') ? dist : path.relative(process.cwd(), dist) || '.',
+    date: new Date().toISOString(),
+    targets,
+    size: measureSize(dist),
+  };
+  result.first_heatmap = await measureFirstHeatmap(site);
+  progress('timing W1 updates');
+  result.updates = { W1: await measureW1(site) };
+  progress('timing W3 updates');
+  result.updates.W3 = await measureW3(site);
+} finally {
+  await site.close();
+}
+out(table(result));
+if (asJson) console.log(JSON.stringify(result, null, 2));

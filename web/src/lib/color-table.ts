@@ -1,0 +1,26 @@
+// A colour scale read from a table. d3's diverging schemes interpolate a basis
+// spline and format a CSS string on every call (several microseconds); a heatmap
+// and a tinted table call them thousands of times per redraw. 256 steps are
+// finer than the eye separates, as in d3's own viridis.
+import type { ColorScale } from './colormap';
+
+/** `scale` sampled at `steps` points over [lo, hi]; values outside are clamped. */
+export function tabulated(scale: ColorScale, lo: number, hi: number, steps = 256): ColorScale {
+  const colors = Array.from({ length: steps }, (_, i) => scale(lo + ((hi - lo) * i) / (steps - 1)));
+  const span = hi - lo || 1;
+  return (value) => colors[Math.round(Math.min(1, Math.max(0, (value - lo) / span)) * (steps - 1))];
+}
+
+/**
+ * True when white text reads better than black on `color` ("rgb(r, g, b)" or
+ * "#rrggbb"): WCAG relative luminance, black text above L = 0.179, where both
+ * contrasts are equal.
+ */
+export function wantsLightText(color: string): boolean {
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
+  const parts = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : (color.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number);
+  if (parts.length < 3) return false;
+  const linear = parts.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+  const luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
+  return luminance < 0.179;
+}

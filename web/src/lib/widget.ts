@@ -1,0 +1,65 @@
+// How a page finds its widgets and hands each one the shared wasm core.
+// Markup: <figure class="widget" data-widget="w1" aria-labelledby="..."> ... </figure>
+import { loadCore, RawCore } from './core';
+import { el, setStatus } from './dom';
+import { UrlState } from './url-state';
+
+export interface WidgetContext {
+  core: RawCore;
+  /** URL parameters owned by this widget (prefix = its data-widget name). */
+  state: UrlState;
+}
+
+/** Builds the widget inside `root`; throwing shows the message in place of the widget. */
+export type MountWidget = (root: HTMLElement, context: WidgetContext) => void | Promise<void>;
+
+/** Mounts every [data-widget] element of the page whose name is in `widgets`. */
+export async function mountWidgets(widgets: Record<string, MountWidget>): Promise<void> {
+  const hosts = [...document.querySelectorAll<HTMLElement>('[data-widget]')].filter((h) => h.dataset.widget! in widgets);
+  const bodies = hosts.map((host) => {
+    const body = host.querySelector<HTMLElement>('.widget-body') ?? host.appendChild(el('div', { class: 'widget-body' }));
+    const status = el('p', { class: 'status' });
+    setStatus(status, 'Loading the wasm core…');
+    body.replaceChildren(status);
+    return body;
+  });
+  let core: RawCore;
+  try {
+    core = await loadCore();
+  } catch (error) {
+    hosts.forEach((host, i) => {
+      const status = el('p', { class: 'status' });
+      setStatus(status, `The wasm core could not be loaded: ${String(error)}`, 'error');
+      bodies[i].replaceChildren(status);
+      host.dataset.ready = 'error';
+    });
+    return;
+  }
+  // One widget at a time, those on screen first, then the rest in page order,
+  // yielding between them so each one paints as soon as it is built instead of
+  // every widget waiting for the slowest.
+  const order = hosts.map((host, i) => ({ host, body: bodies[i], distance: distanceFromViewport(host) }));
+  order.sort((a, b) => a.distance - b.distance);
+  for (const { host, body } of order) {
+    const name = host.dataset.widget!;
+    body.replaceChildren();
+    try {
+      await widgets[name](body, { core, state: new UrlState(name) });
+      host.dataset.ready = 'true';
+    } catch (error) {
+      const status = el('p', { class: 'status' });
+      setStatus(status, `This widget failed to start: ${error instanceof Error ? error.message : String(error)}`, 'error');
+      body.replaceChildren(status);
+      host.dataset.ready = 'error';
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
+
+/** 0 for an element on screen, else how many pixels it lies above or below the viewport. */
+function distanceFromViewport(element: HTMLElement): number {
+  const box = element.getBoundingClientRect();
+  if (box.bottom < 0) return -box.bottom;
+  if (box.top > innerHeight) return box.top - innerHeight;
+  return 0;
+}

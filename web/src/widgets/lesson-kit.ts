@@ -1,0 +1,64 @@
+// Small pieces shared by the chapter widgets W2 (soft lookup), W4 (RoPE) and
+// W6 (cost): a throttled URL writer, the "updated in … ms" readout, and number
+// formats for FLOP and byte counts.
+import type { UrlState } from '../lib/url-state';
+
+/**
+ * Returns a function that writes widget state to the URL at most once per 250 ms
+ * (history.replaceState costs milliseconds, and Safari refuses more than 100 calls
+ * in 30 seconds); the latest values win.
+ */
+export function urlWriter(state: UrlState): (values: Record<string, string | number | null>) => void {
+  let pending: Record<string, string | number | null> | null = null;
+  return (values) => {
+    if (pending === null)
+      setTimeout(() => {
+        const latest = pending!;
+        pending = null;
+        state.set(latest);
+      }, 250);
+    pending = { ...(pending ?? {}), ...values };
+  };
+}
+
+/**
+ * Records how long an update took: data-updated-ms on the widget's host
+ * ([data-widget], the element tests look at) and a visible line in `readout`.
+ */
+export function markUpdated(body: HTMLElement, readout: HTMLElement, ms: number, detail = ''): void {
+  const host = body.closest<HTMLElement>('[data-widget]') ?? body;
+  host.dataset.updatedMs = ms.toFixed(3);
+  readout.textContent = `updated in ${ms.toFixed(1)} ms${detail}`;
+}
+
+/** 549755813888 -> "549,755,813,888"; exact while the count is below 2^53. */
+export function grouped(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Math.abs(value) >= 2 ** 53) return scientific(value, 3);
+  return value.toLocaleString('en-US', { maximumFractionDigits: 0 });
+}
+
+/** 549755813888 -> "5.5e11". */
+export function scientific(value: number, digits = 1): string {
+  if (value === 0) return '0';
+  const [mantissa, exponent] = value.toExponential(digits).split('e');
+  return `${mantissa}e${Number(exponent)}`;
+}
+
+/** 67108864 -> "64 MiB". */
+export function bytes(value: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let unit = 0, scaled = value;
+  while (scaled >= 1024 && unit < units.length - 1) {
+    scaled /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? scaled : Number(scaled.toPrecision(3))} ${units[unit]}`;
+}
+
+/** 10 -> "10¹⁰"-style powers of ten for axis ticks. */
+export function powerOfTen(exponent: number): string {
+  const digits = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+  const sign = exponent < 0 ? '⁻' : '';
+  return `10${sign}${String(Math.abs(exponent)).replace(/\d/g, (d) => digits[Number(d)])}`;
+}

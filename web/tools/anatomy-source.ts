@@ -1,0 +1,34 @@
+// Vite plugin: the C++ core's marked source as the module `virtual:anatomy-source`
+// (see src/source/virtual-anatomy-source.d.ts). It reads core/*.{cpp,hpp} and
+// core/ops/*.{cpp,hpp} at build time, checks every `// [anatomy:id]` marker against
+// src/source/sections.mjs with the same code as the ctest `source_markers`, and
+// fails the build with the full list of problems if any marker is missing,
+// unpaired, duplicated or no longer around the code it names.
+import type { Plugin } from 'vite';
+import { describeErrors, loadAnatomySource } from '../src/source/markers.mjs';
+import { OPERATIONS, SECTIONS } from '../src/source/sections.mjs';
+
+const publicId = 'virtual:anatomy-source';
+const resolvedId = '\0virtual:anatomy-source';
+
+/** `repoRoot` is the folder that holds core/. */
+export function anatomySource(repoRoot: string): Plugin {
+  return {
+    name: 'anatomy-source',
+    // Check once at the start, so a broken marker fails the build even before any page imports the module.
+    buildStart() {
+      const { errors } = loadAnatomySource(repoRoot, SECTIONS, OPERATIONS);
+      if (errors.length > 0) this.error(describeErrors(errors));
+    },
+    resolveId(id) {
+      return id === publicId ? resolvedId : undefined;
+    },
+    load(id) {
+      if (id !== resolvedId) return undefined;
+      const { files, sections, keyLines, errors, scanned } = loadAnatomySource(repoRoot, SECTIONS, OPERATIONS);
+      for (const path of scanned) this.addWatchFile(path);  // the dev server reloads when the core changes
+      if (errors.length > 0) this.error(describeErrors(errors));
+      return `export default ${JSON.stringify({ files, sections, keyLines })};`;
+    },
+  };
+}
