@@ -13,7 +13,7 @@ export interface WidgetContext {
 /** Builds the widget inside `root`; throwing shows the message in place of the widget. */
 export type MountWidget = (root: HTMLElement, context: WidgetContext) => void | Promise<void>;
 
-/** Mounts every [data-widget] element of the page whose name is in `widgets`. */
+/** Mounts every [data-widget] element of the page whose name is in `widgets` (listed by priority). */
 export async function mountWidgets(widgets: Record<string, MountWidget>): Promise<void> {
   const hosts = [...document.querySelectorAll<HTMLElement>('[data-widget]')].filter((h) => h.dataset.widget! in widgets);
   const bodies = hosts.map((host) => {
@@ -35,11 +35,16 @@ export async function mountWidgets(widgets: Record<string, MountWidget>): Promis
     });
     return;
   }
-  // One widget at a time, those on screen first, then the rest in page order,
-  // yielding between them so each one paints as soon as it is built instead of
-  // every widget waiting for the slowest.
-  const order = hosts.map((host, i) => ({ host, body: bodies[i], distance: distanceFromViewport(host) }));
-  order.sort((a, b) => a.distance - b.distance);
+  // One widget at a time: those on screen first, then the rest in the order the
+  // page lists them (its main widget first), yielding between them so each one
+  // paints as soon as it is built instead of every widget waiting for the slowest.
+  const names = Object.keys(widgets);
+  const order = hosts.map((host, i) => ({
+    host,
+    body: bodies[i],
+    rank: (distanceFromViewport(host) === 0 ? 0 : 1000) + names.indexOf(host.dataset.widget!),
+  }));
+  order.sort((a, b) => a.rank - b.rank);
   for (const { host, body } of order) {
     const name = host.dataset.widget!;
     body.replaceChildren();
