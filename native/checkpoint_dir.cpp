@@ -1,6 +1,9 @@
 #include "checkpoint_dir.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -24,8 +27,10 @@ CheckpointFiles open_checkpoint(const std::string& directory) {
         throw InputError(config_path + " is not valid JSON");
     }
     checkpoint.config = config_from_hf_json(config);
+    checkpoint.hf_config = config;
 
     std::vector<std::string> shard_names;
+    nlohmann::json weight_map;  // tensor -> shard, from the index
     const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
     if (fs::exists(single)) {
         shard_names.push_back("model.safetensors");
@@ -47,6 +52,7 @@ CheckpointFiles open_checkpoint(const std::string& directory) {
             unique.insert(name);
         }
         shard_names.assign(unique.begin(), unique.end());
+        weight_map = map["weight_map"];
     } else {
         throw InputError("checkpoint '" + directory + "' has neither model.safetensors nor model.safetensors.index.json");
     }
@@ -56,6 +62,12 @@ CheckpointFiles open_checkpoint(const std::string& directory) {
         const std::string path = (dir / name).string();
         checkpoint.files.emplace_back(path);
         checkpoint.views.push_back(SafetensorsView::parse(checkpoint.files.back().data(), checkpoint.files.back().size(), path));
+    }
+    // The index must say where each tensor really is.
+    for (const auto& [tensor, file] : weight_map.items()) {
+        const std::size_t shard = std::size_t(std::find(shard_names.begin(), shard_names.end(), file.get<std::string>()) - shard_names.begin());
+        if (!checkpoint.views[shard].find(tensor))
+            throw InputError(index.string() + " says tensor '" + tensor + "' is in " + file.get<std::string>() + ", but it is not there");
     }
     return checkpoint;
 }
@@ -67,11 +79,31 @@ Model<float> load_checkpoint(const std::string& directory) {
     return model_from_hf(checkpoint.config, shards, directory);
 }
 
-void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype) {
+void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype,
+                      const nlohmann::json& tokenizer_json) {
     make_directory(directory);
     const fs::path dir(directory);
     write_file((dir / "config.json").string(), hf_config_json(model.config, dtype).dump(2) + "\n");
-    write_file((dir / "model.safetensors").string(), hf_safetensors(model, dtype));
+    if (!tokenizer_json.is_null()) write_file((dir / "tokenizer.json").string(), tokenizer_json.dump() + "\n");
+
+    // The same bytes as hf_safetensors(model, dtype), one tensor in memory at a time.
+    const std::string path = (dir / "model.safetensors").string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write '" + path + "'");
+    const std::vector<TensorSpec> specs = hf_tensor_specs(model.config);
+    const std::vector<std::uint8_t> header = safetensors_header(specs, dtype, hf_safetensors_metadata());
+    out.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size()));
+    std::size_t index = 0;
+    for_each_hf_tensor(model, [&](NamedTensor&& tensor) {
+        if (index >= specs.size() || tensor.name != specs[index].name || tensor.shape != specs[index].shape)
+            throw std::logic_error("write_checkpoint: tensor " + tensor.name + " is not the one the header lists");
+        ++index;
+        std::vector<std::uint8_t> bytes;
+        encode_values(tensor.values, dtype, bytes);
+        out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    });
+    out.flush();
+    if (!out) throw InputError("cannot write '" + path + "' (disk full?)");
 }
 
 }  // namespace anatomy::native

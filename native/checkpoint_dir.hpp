@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "checkpoint/safetensors.hpp"
 #include "files.hpp"
 #include "weights.hpp"
@@ -13,6 +15,7 @@ namespace anatomy::native {
 
 struct CheckpointFiles {
     ModelConfig config;
+    nlohmann::json hf_config;           // config.json as read
     std::vector<MappedFile> files;      // the mapped shards, kept alive with the views
     std::vector<SafetensorsView> views;
 };
@@ -22,7 +25,10 @@ CheckpointFiles open_checkpoint(const std::string& directory);
 
 Model<float> load_checkpoint(const std::string& directory);
 
-// Writes config.json and model.safetensors for `model` into `directory`.
-void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype);
+// Writes config.json, model.safetensors (streamed one tensor at a time, so a 1.1B
+// model needs no second copy in memory) and, when `tokenizer_json` is not null,
+// tokenizer.json into `directory`.
+void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype,
+                      const nlohmann::json& tokenizer_json = nullptr);
 
 }  // namespace anatomy::native

@@ -55,6 +55,23 @@ MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(
     other.size_ = 0;
 }
 
+void MappedFile::prefault() const {
+    if (!data_) return;
+    ::madvise(const_cast<std::uint8_t*>(data_), size_, MADV_WILLNEED);
+    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+    volatile std::uint8_t sink = 0;
+    for (std::size_t at = 0; at < size_; at += page) sink = sink ^ data_[at];
+    (void)sink;
+}
+
+void MappedFile::release(const std::uint8_t* begin, std::size_t size) const {
+    const std::uintptr_t page = std::uintptr_t(::sysconf(_SC_PAGESIZE));
+    const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(begin) + page - 1) / page * page;
+    const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(begin) + size) / page * page;
+    if (!contains(begin) || end <= first) return;
+    ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+}
+
 std::string read_text_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw file_error("read", path);

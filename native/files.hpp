@@ -19,6 +19,14 @@ public:
     const std::uint8_t* data() const { return data_; }
     std::size_t size() const { return size_; }
 
+    // Reads every page once (after asking the kernel to read ahead), so a later
+    // pass over the weights runs at memory speed rather than waiting on the disk.
+    void prefault() const;
+    // Drops the pages wholly inside [begin, begin + size) from this process's memory
+    // (they are re-read from the file if touched again). For bytes already copied.
+    void release(const std::uint8_t* begin, std::size_t size) const;
+    bool contains(const std::uint8_t* p) const { return p >= data_ && p < data_ + size_; }
+
 private:
     const std::uint8_t* data_ = nullptr;
     std::size_t size_ = 0;

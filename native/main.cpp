@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
         {"export-checkpoint", add_export_checkpoint_command(app)},
         {"devices", add_devices_command(app)},
         {"tokenize", add_tokenize_command(app)},
+        {"probe", add_probe_command(app)},
+        {"bench", add_bench_command(app)},
     };
 
     try {

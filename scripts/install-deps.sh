@@ -12,7 +12,15 @@ packages=(
   emscripten node-acorn                 # wasm build (Emscripten needs Debian's acorn)
   python3-numpy                         # independent NumPy cross-check
   chromium                              # browser tests (driven by playwright-core; never a downloaded browser)
+  clang-14 libclang-rt-14-dev           # libFuzzer over the checkpoint readers (tests/fuzz)
 )
+# Opt-in: the PyTorch peer of `attn bench cpu` (docs/perf.md). python3-torch pulls
+# 167 packages (579 MiB installed, about 5 minutes on the 2-core reference machine),
+# too much for every build; libopenblas0 is the BLAS libtorch recommends (without
+# it NumPy and PyTorch use Debian's reference BLAS). ANATOMY_BENCH_PEERS=1 adds both.
+if [ "${ANATOMY_BENCH_PEERS:-0}" = 1 ]; then
+  packages+=(python3-torch libopenblas0)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,13 +10,20 @@ scripts/build-web.sh
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "== build: cuda"
   cmake --preset cuda >/dev/null
-  cmake --build --preset cuda --target attn   # every CUDA source is part of attn; GPU checks skip without a device
+  # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the native build again).
+  cmake --build --preset cuda --target attn gpu_mask_tests gpu_kernel_tests
 else
   echo "== build: cuda SKIPPED (no nvcc on this machine)"
+fi
+
+if [ -d build/cuda ] && grep -q "ANATOMY_CUDA:BOOL=ON" build/cuda/CMakeCache.txt 2>/dev/null; then
+  echo "== tests: cuda (label gpu; without a device they print SKIPPED: no CUDA device)"
+  ctest --preset cuda -L gpu --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
 fi
 
 echo "== tests: native"
 ctest --preset native
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
-# Tests of the page and of the wasm judge run no native code: once is enough.
-ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only'
+# Tests of the page and of the wasm modules run no native code, the fuzzer has its
+# own AddressSanitizer build, and the large probe is the small one at 400 MB: once is enough.
+ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only|fuzz|large'

@@ -1,4 +1,4 @@
-// Loads attention_core.js/.wasm (the wasm preset's output) into Node: used by
+// Loads the wasm preset's modules (attention_core.js/.wasm, attention_bench.js/.wasm) into Node: used by
 // tools/judge.mjs and by the tests under tests/wasm/ and tests/exercises/.
 //
 // Two quirks of Debian's Emscripten 3.1.6 output under Node 20:
@@ -14,18 +14,28 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Where the wasm preset puts its output unless ANATOMY_WASM_DIR says otherwise.
 export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 'wasm', 'wasm');
 
-export async function loadCore(dir = wasmDir) {
-  const js = path.join(dir, 'attention_core.js');
-  const wasm = path.join(dir, 'attention_core.wasm');
+// Loads one of the wasm preset's modules: 'attention_core' (what the page uses)
+// or 'attention_bench' (the CPU benchmark, tools/bench-wasm.mjs).
+export async function loadModule(name, dir = wasmDir) {
+  const js = path.join(dir, `${name}.js`);
+  const wasm = path.join(dir, `${name}.wasm`);
   for (const file of [js, wasm]) {
     if (!fs.existsSync(file)) {
       throw new Error(
         `${file} is missing: build the wasm preset first ` +
           '(export NODE_PATH=/usr/share/nodejs; cmake --preset wasm && cmake --build build/wasm), ' +
-          'or point ANATOMY_WASM_DIR at the folder holding attention_core.js/.wasm');
+          `or point ANATOMY_WASM_DIR at the folder holding ${name}.js/.wasm`);
     }
   }
   globalThis.__dirname ??= dir;
-  const { default: createAnatomyCore } = await import(pathToFileURL(js).href);
-  return createAnatomyCore({ wasmBinary: fs.readFileSync(wasm) });
+  const { default: create } = await import(pathToFileURL(js).href);
+  return create({ wasmBinary: fs.readFileSync(wasm) });
+}
+
+export function loadCore(dir = wasmDir) {
+  return loadModule('attention_core', dir);
+}
+
+export function loadBench(dir = wasmDir) {
+  return loadModule('attention_bench', dir);
 }

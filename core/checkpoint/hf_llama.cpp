@@ -1,5 +1,7 @@
 #include "hf_llama.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -75,61 +77,147 @@ ModelConfig config_from_hf_json(const nlohmann::json& j) {
     auto integer = [&](const char* key) {
         if (!j.contains(key)) throw InputError(std::string("config.json: missing field '") + key + "'");
         if (!j[key].is_number_integer()) throw InputError(std::string("config.json: field '") + key + "' must be an integer");
-        return j[key].get<int>();
+        const std::int64_t value = j[key].get<std::int64_t>();
+        if (value < INT32_MIN || value > INT32_MAX) throw InputError(std::string("config.json: field '") + key + "' is out of range");
+        return int(value);
     };
     auto number = [&](const char* key, double fallback) {
         if (!j.contains(key)) return fallback;
         if (!j[key].is_number()) throw InputError(std::string("config.json: field '") + key + "' must be a number");
         return j[key].get<double>();
     };
+    // A field that, when present, must hold `expected` for the model we run.
+    auto require_value = [&](const char* key, const nlohmann::json& expected, const char* why) {
+        if (j.contains(key) && !j[key].is_null() && j[key] != expected)
+            throw InputError(std::string("config.json: ") + key + " is " + j[key].dump() + ", but " + why);
+    };
     ModelConfig c;
+    if (j.contains("_name_or_path") && !j["_name_or_path"].is_string())
+        throw InputError("config.json: field '_name_or_path' must be a string");
     c.name = j.value("_name_or_path", std::string("checkpoint"));
+    if (c.name.empty()) c.name = "checkpoint";
     if (j.contains("model_type") && j["model_type"] != "llama")
         throw InputError("config.json: model_type is " + j["model_type"].dump() + ", expected \"llama\"");
+    if (j.contains("architectures")) {
+        const nlohmann::json& a = j["architectures"];
+        if (!a.is_array() || std::find(a.begin(), a.end(), nlohmann::json("LlamaForCausalLM")) == a.end())
+            throw InputError("config.json: architectures is " + a.dump() + ", expected [\"LlamaForCausalLM\"]");
+    }
+    require_value("hidden_act", "silu", "this decoder's feed-forward is SwiGLU (silu)");
+    require_value("attention_bias", false, "this decoder's projections have no bias");
+    require_value("mlp_bias", false, "this decoder's projections have no bias");
+    if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+        throw InputError("config.json: rope_scaling " + j["rope_scaling"].dump() + " is not supported (plain RoPE only)");
     c.vocab_size = integer("vocab_size");
     c.hidden_size = integer("hidden_size");
     c.n_layers = integer("num_hidden_layers");
     c.n_heads = integer("num_attention_heads");
-    c.n_kv_heads = j.contains("num_key_value_heads") ? integer("num_key_value_heads") : c.n_heads;
+    c.n_kv_heads = j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null() ? integer("num_key_value_heads")
+                                                                                              : c.n_heads;
     c.ffn_size = integer("intermediate_size");
     if (j.contains("head_dim") && !j["head_dim"].is_null()) c.head_dim = integer("head_dim");
     else c.head_dim = c.n_heads > 0 ? c.hidden_size / c.n_heads : 0;
     c.rope_theta = number("rope_theta", 10000.0);
     c.rms_norm_eps = number("rms_norm_eps", 1e-6);
     c.rope_pairing = RopePairing::half_split;
+    // transformers' LlamaConfig defaults tie_word_embeddings to false: an untied checkpoint needs lm_head.weight.
+    if (j.contains("tie_word_embeddings") && !j["tie_word_embeddings"].is_boolean())
+        throw InputError("config.json: field 'tie_word_embeddings' must be true or false");
     c.tie_embeddings = j.value("tie_word_embeddings", false);
     require_valid(c);
     return c;
 }
 
-std::vector<NamedTensor> hf_tensors(const Model<float>& model) {
+HfCheckpointInfo hf_checkpoint_info(const nlohmann::json& j) {
+    if (!j.is_object()) throw InputError("config.json must be a JSON object");
+    HfCheckpointInfo info;
+    auto token_id = [&](const nlohmann::json& value, const char* key) {
+        if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > INT32_MAX)
+            throw InputError(std::string("config.json: ") + key + " must be a non-negative integer (or a list of them), not " +
+                             value.dump());
+        return std::int32_t(value.get<std::int64_t>());
+    };
+    if (j.contains("architectures") && j["architectures"].is_array())
+        for (const nlohmann::json& a : j["architectures"])
+            if (a.is_string()) info.architectures.push_back(a.get<std::string>());
+    if (j.contains("torch_dtype") && !j["torch_dtype"].is_null()) {
+        if (!j["torch_dtype"].is_string()) throw InputError("config.json: torch_dtype must be a string");
+        info.torch_dtype = j["torch_dtype"].get<std::string>();
+    }
+    if (j.contains("bos_token_id") && !j["bos_token_id"].is_null()) info.bos_token_id = token_id(j["bos_token_id"], "bos_token_id");
+    if (j.contains("eos_token_id") && !j["eos_token_id"].is_null()) {
+        const nlohmann::json& eos = j["eos_token_id"];
+        if (eos.is_array())
+            for (const nlohmann::json& id : eos) info.eos_token_ids.push_back(token_id(id, "eos_token_id"));
+        else
+            info.eos_token_ids.push_back(token_id(eos, "eos_token_id"));
+    }
+    if (j.contains("max_position_embeddings") && !j["max_position_embeddings"].is_null()) {
+        if (!j["max_position_embeddings"].is_number_integer()) throw InputError("config.json: max_position_embeddings must be an integer");
+        info.max_position_embeddings = j["max_position_embeddings"].get<std::int64_t>();
+    }
+    return info;
+}
+
+std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& c) {
+    const std::size_t D = c.hidden_size, V = c.vocab_size, F = c.ffn_size;
+    const std::size_t q_width = std::size_t(c.n_heads) * c.head_dim;
+    const std::size_t kv_width = std::size_t(c.n_kv_heads) * c.head_dim;
+    std::vector<TensorSpec> specs;
+    specs.push_back({"model.embed_tokens.weight", {V, D}});
+    for (int i = 0; i < c.n_layers; ++i) {
+        const std::string p = layer_prefix(i);
+        specs.push_back({p + "input_layernorm.weight", {D}});
+        specs.push_back({p + "self_attn.q_proj.weight", {q_width, D}});
+        specs.push_back({p + "self_attn.k_proj.weight", {kv_width, D}});
+        specs.push_back({p + "self_attn.v_proj.weight", {kv_width, D}});
+        specs.push_back({p + "self_attn.o_proj.weight", {D, q_width}});
+        specs.push_back({p + "post_attention_layernorm.weight", {D}});
+        specs.push_back({p + "mlp.gate_proj.weight", {F, D}});
+        specs.push_back({p + "mlp.up_proj.weight", {F, D}});
+        specs.push_back({p + "mlp.down_proj.weight", {D, F}});
+    }
+    specs.push_back({"model.norm.weight", {D}});
+    if (!c.tie_embeddings) specs.push_back({"lm_head.weight", {V, D}});
+    return specs;
+}
+
+void for_each_hf_tensor(const Model<float>& model, const std::function<void(NamedTensor&&)>& visit) {
     const ModelConfig& c = model.config;
     const ModelWeights<float>& w = model.weights;
     const bool permute = c.rope_pairing == RopePairing::interleaved;
     const std::vector<std::size_t> order = interleaved_to_half_split(std::size_t(c.head_dim));
 
-    std::vector<NamedTensor> out;
-    out.push_back(named("model.embed_tokens.weight", w.embedding));
+    visit(named("model.embed_tokens.weight", w.embedding));
     for (int i = 0; i < c.n_layers; ++i) {
         const LayerWeights<float>& l = w.layers[std::size_t(i)];
         const std::string p = layer_prefix(i);
-        out.push_back(named(p + "input_layernorm.weight", l.attn_norm));
-        out.push_back(projection(p + "self_attn.q_proj.weight", permute ? permute_head_columns(l.wq, c.head_dim, order) : l.wq));
-        out.push_back(projection(p + "self_attn.k_proj.weight", permute ? permute_head_columns(l.wk, c.head_dim, order) : l.wk));
-        out.push_back(projection(p + "self_attn.v_proj.weight", l.wv));
-        out.push_back(projection(p + "self_attn.o_proj.weight", l.wo));
-        out.push_back(named(p + "post_attention_layernorm.weight", l.ffn_norm));
-        out.push_back(projection(p + "mlp.gate_proj.weight", l.w_gate));
-        out.push_back(projection(p + "mlp.up_proj.weight", l.w_up));
-        out.push_back(projection(p + "mlp.down_proj.weight", l.w_down));
+        visit(named(p + "input_layernorm.weight", l.attn_norm));
+        visit(projection(p + "self_attn.q_proj.weight", permute ? permute_head_columns(l.wq, c.head_dim, order) : l.wq));
+        visit(projection(p + "self_attn.k_proj.weight", permute ? permute_head_columns(l.wk, c.head_dim, order) : l.wk));
+        visit(projection(p + "self_attn.v_proj.weight", l.wv));
+        visit(projection(p + "self_attn.o_proj.weight", l.wo));
+        visit(named(p + "post_attention_layernorm.weight", l.ffn_norm));
+        visit(projection(p + "mlp.gate_proj.weight", l.w_gate));
+        visit(projection(p + "mlp.up_proj.weight", l.w_up));
+        visit(projection(p + "mlp.down_proj.weight", l.w_down));
     }
-    out.push_back(named("model.norm.weight", w.final_norm));
-    if (!c.tie_embeddings) out.push_back(projection("lm_head.weight", w.lm_head));
+    visit(named("model.norm.weight", w.final_norm));
+    if (!c.tie_embeddings) visit(projection("lm_head.weight", w.lm_head));
+}
+
+std::vector<NamedTensor> hf_tensors(const Model<float>& model) {
+    std::vector<NamedTensor> out;
+    for_each_hf_tensor(model, [&](NamedTensor&& t) { out.push_back(std::move(t)); });
     return out;
 }
 
+std::map<std::string, std::string> hf_safetensors_metadata() {
+    return {{"format", "pt"}, {"producer", "attention-anatomy"}};
+}
+
 std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype) {
-    return write_safetensors(hf_tensors(model), dtype, {{"format", "pt"}, {"producer", "attention-anatomy"}});
+    return write_safetensors(hf_tensors(model), dtype, hf_safetensors_metadata());
 }
 
 Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,

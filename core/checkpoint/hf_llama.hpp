@@ -2,6 +2,8 @@
 // config.json fields, tensor names, and [out, in] storage of projections.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -17,6 +19,22 @@ nlohmann::json hf_config_json(const ModelConfig& config, DType dtype);
 // Hugging Face Llama always rotates half-split pairs (its rotate_half).
 ModelConfig config_from_hf_json(const nlohmann::json& json);
 
+// What config.json says beyond the shapes: the fields a probe reports and needs
+// (special token ids, the stored precision). Absent fields stay empty.
+struct HfCheckpointInfo {
+    std::vector<std::string> architectures;    // e.g. ["LlamaForCausalLM"]
+    std::string torch_dtype;                    // "float32", "bfloat16", ... ("" if absent)
+    std::optional<std::int32_t> bos_token_id;
+    std::vector<std::int32_t> eos_token_ids;    // eos_token_id may be one id or a list
+    std::optional<std::int64_t> max_position_embeddings;
+};
+// Throws InputError naming a field of the wrong type.
+HfCheckpointInfo hf_checkpoint_info(const nlohmann::json& json);
+
+// Every tensor a Llama checkpoint with this config holds, in the order hf_tensors
+// writes them, with its stored shape (projections [out, in]).
+std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& config);
+
 // Our weights as Hugging Face tensors: model.embed_tokens.weight, model.layers.{i}.self_attn.{q,k,v,o}_proj.weight,
 // model.layers.{i}.mlp.{gate,up,down}_proj.weight, model.layers.{i}.{input,post_attention}_layernorm.weight,
 // model.norm.weight (and lm_head.weight when untied). Projections are transposed to [out, in].
@@ -24,11 +42,15 @@ ModelConfig config_from_hf_json(const nlohmann::json& json);
 // permuted to the half-split order, so the checkpoint computes the same scores
 // under Hugging Face's convention.
 std::vector<NamedTensor> hf_tensors(const Model<float>& model);
+// The same tensors one at a time (for writers that stream a large model to disk).
+void for_each_hf_tensor(const Model<float>& model, const std::function<void(NamedTensor&&)>& visit);
 
 // model.safetensors for `model`: hf_tensors stored in `dtype`, with the metadata every
 // front end writes ({"format": "pt"}, which transformers looks for, and our producer
 // name), so the native and wasm exports are the same bytes.
 std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype);
+// That metadata.
+std::map<std::string, std::string> hf_safetensors_metadata();
 
 // Loads weights from one or more safetensors files (shards). Every expected tensor
 // must be present once with the shape the config implies; a missing, duplicated

@@ -152,13 +152,19 @@ std::vector<float> SafetensorsView::read_floats(const std::string& name) const {
     return out;
 }
 
-std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tensors, DType dtype,
-                                            const std::map<std::string, std::string>& metadata) {
+std::size_t TensorSpec::elements() const {
+    std::size_t n = 1;
+    for (std::size_t d : shape) n *= d;
+    return n;
+}
+
+std::vector<std::uint8_t> safetensors_header(const std::vector<TensorSpec>& tensors, DType dtype,
+                                             const std::map<std::string, std::string>& metadata) {
     nlohmann::json header = nlohmann::json::object();
     if (!metadata.empty()) header["__metadata__"] = metadata;
     std::size_t offset = 0;
-    for (const NamedTensor& t : tensors) {
-        const std::size_t bytes = t.values.size() * dtype_size(dtype);
+    for (const TensorSpec& t : tensors) {
+        const std::size_t bytes = t.elements() * dtype_size(dtype);
         header[t.name] = {{"dtype", dtype_name(dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
@@ -168,18 +174,34 @@ std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tens
     std::vector<std::uint8_t> out(8 + text.size());
     for (int i = 0; i < 8; ++i) out[std::size_t(i)] = std::uint8_t(std::uint64_t(text.size()) >> (8 * i));
     std::memcpy(out.data() + 8, text.data(), text.size());
-    out.reserve(out.size() + offset);
-    for (const NamedTensor& t : tensors)
-        for (float value : t.values) {
-            if (dtype == DType::f32) {
-                const std::uint32_t bits = float_bits(value);
-                for (int b = 0; b < 4; ++b) out.push_back(std::uint8_t(bits >> (8 * b)));
-            } else {
-                const std::uint16_t bits = dtype == DType::f16 ? float_to_half(value) : float_to_bfloat16(value);
-                out.push_back(std::uint8_t(bits));
-                out.push_back(std::uint8_t(bits >> 8));
-            }
+    return out;
+}
+
+void encode_values(const std::vector<float>& values, DType dtype, std::vector<std::uint8_t>& out) {
+    out.reserve(out.size() + values.size() * dtype_size(dtype));
+    for (float value : values) {
+        if (dtype == DType::f32) {
+            const std::uint32_t bits = float_bits(value);
+            for (int b = 0; b < 4; ++b) out.push_back(std::uint8_t(bits >> (8 * b)));
+        } else {
+            const std::uint16_t bits = dtype == DType::f16 ? float_to_half(value) : float_to_bfloat16(value);
+            out.push_back(std::uint8_t(bits));
+            out.push_back(std::uint8_t(bits >> 8));
         }
+    }
+}
+
+std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tensors, DType dtype,
+                                            const std::map<std::string, std::string>& metadata) {
+    std::vector<TensorSpec> specs;
+    std::size_t data_bytes = 0;
+    for (const NamedTensor& t : tensors) {
+        specs.push_back({t.name, t.shape});
+        data_bytes += t.values.size() * dtype_size(dtype);
+    }
+    std::vector<std::uint8_t> out = safetensors_header(specs, dtype, metadata);
+    out.reserve(out.size() + data_bytes);
+    for (const NamedTensor& t : tensors) encode_values(t.values, dtype, out);
     return out;
 }
 

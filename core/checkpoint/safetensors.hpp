@@ -35,6 +35,8 @@ public:
     const std::map<std::string, TensorEntry>& tensors() const { return tensors_; }
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
     const TensorEntry* find(const std::string& name) const;
+    // The start of the data section: a tensor's bytes are data() + [begin, end).
+    const std::uint8_t* data() const { return data_; }
 
     // The tensor's values converted to float, row-major.
     std::vector<float> read_floats(const std::string& name) const;
@@ -56,6 +58,20 @@ struct NamedTensor {
 // Serialises tensors in the given dtype (rounding to nearest even for 16-bit types).
 std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tensors, DType dtype,
                                             const std::map<std::string, std::string>& metadata = {});
+
+// The same file in pieces, for a writer that streams one tensor at a time:
+// safetensors_header(...) followed by encode_values(...) of each tensor, in the
+// order given, is exactly write_safetensors' output.
+struct TensorSpec {
+    std::string name;
+    std::vector<std::size_t> shape;
+    std::size_t elements() const;
+};
+// The 8-byte length, the JSON header and its padding (the data starts 8-byte aligned).
+std::vector<std::uint8_t> safetensors_header(const std::vector<TensorSpec>& tensors, DType dtype,
+                                             const std::map<std::string, std::string>& metadata = {});
+// `values` in `dtype`, little-endian, appended to `out`.
+void encode_values(const std::vector<float>& values, DType dtype, std::vector<std::uint8_t>& out);
 
 // IEEE binary16 and bfloat16 conversions, exact in the widening direction.
 float half_to_float(std::uint16_t bits);

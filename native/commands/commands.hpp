@@ -14,5 +14,7 @@ CommandRunner add_verify_command(CLI::App& app);
 CommandRunner add_export_checkpoint_command(CLI::App& app);
 CommandRunner add_devices_command(CLI::App& app);
 CommandRunner add_tokenize_command(CLI::App& app);
+CommandRunner add_probe_command(CLI::App& app);
+CommandRunner add_bench_command(CLI::App& app);
 
 }  // namespace anatomy::native

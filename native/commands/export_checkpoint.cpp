@@ -1,10 +1,12 @@
-// attn export-checkpoint: write the deterministic model as a Hugging Face Llama checkpoint.
+// attn export-checkpoint: write the deterministic model as a Hugging Face Llama
+// checkpoint, with a synthetic tokenizer.json of the same vocabulary size.
 #include <iostream>
 #include <memory>
 
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
 #include "number_args.hpp"
+#include "tokenizer/synthetic_tokenizer.hpp"
 
 namespace anatomy::native {
 namespace {
@@ -31,9 +33,9 @@ int run_export(const ExportOptions& options) {
     if (!options.layers.empty()) config->n_layers = int(parse_decimal(options.layers, "--layers", 1, 1000));
     const DType dtype = parse_dtype(options.dtype);
     const Model<float> model = random_model(*config, seed);
-    write_checkpoint(options.directory, model, dtype);
+    write_checkpoint(options.directory, model, dtype, synthetic_tokenizer_json(config->vocab_size));
     std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed << ", "
-              << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors}\n";
+              << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors,tokenizer.json}\n";
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "build_info.hpp"
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
+#include "cuda/gpu_verify.hpp"
 #include "number_args.hpp"
 #include "token_batch.hpp"
 #include "token_list.hpp"
@@ -24,10 +25,13 @@ struct VerifyOptions {
     std::string checkpoint;
     bool checkpoint_given = false;
     std::string trace_path;
+    std::string device = "cpu";
 };
 
 int run_verify(const VerifyOptions& options) {
     const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
+    const int device = parse_device_flag(options.device);  // -1: the CPU
+    if (device >= 0) require_gpu_device(device);            // before any work: one line when there is none
     const int batch = int(parse_decimal(options.batch, "--batch", 1, max_batch));
     Model<float> model;
     std::string source;
@@ -52,6 +56,21 @@ int run_verify(const VerifyOptions& options) {
         if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
     }
 
+    const nlohmann::json weights = !options.checkpoint_given
+                                       ? nlohmann::json{{"source", "seed"}, {"seed", seed}}
+                                       : nlohmann::json{{"source", "checkpoint"}, {"path", options.checkpoint}};
+    if (device >= 0) {  // the GPU checks (gpu_verify.cpp) instead of the CPU ones
+        const std::string header = model.config.name + " model (" + source + "), batch " + options.batch + " x " +
+                                   std::to_string(ids.size()) + " tokens";
+        const int status = run_verify_on_gpu(model, tokens, {device, header, weights, trace_file.get()});
+        if (trace_file) {
+            trace_file->flush();
+            if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
+            std::cout << "Trace written to " << options.trace_path << "\n";
+        }
+        return status;
+    }
+
     const BuildInfo build = build_info();
     std::cout << "attn verify: " << model.config.name << " model (" << source << "), batch " << options.batch << " x "
               << ids.size() << " tokens, " << build.platform << " build, " << build.compiler << "\n\n";
@@ -59,9 +78,6 @@ int run_verify(const VerifyOptions& options) {
     print_check_table(std::cout, checks);
 
     if (trace_file) {
-        const nlohmann::json weights = !options.checkpoint_given
-                                           ? nlohmann::json{{"source", "seed"}, {"seed", seed}}
-                                           : nlohmann::json{{"source", "checkpoint"}, {"path", options.checkpoint}};
         const nlohmann::json trace = make_trace(model, weights, tokens, checks, build);
         *trace_file << trace.dump() << "\n";
         trace_file->flush();
@@ -87,6 +103,9 @@ CommandRunner add_verify_command(CLI::App& app) {
                     "Load weights from a Hugging Face Llama checkpoint folder instead of generating them")
         ->each([options](const std::string&) { options->checkpoint_given = true; });
     cmd->add_option("--export-trace", options->trace_path, "Write the trace JSON (config, probabilities, logits, checks) here");
+    cmd->add_option("--device", options->device,
+                    "cpu, or cuda[:N]: run the model and every GPU kernel on that device and compare with the CPU core")
+        ->capture_default_str();
     return [options] { return run_verify(*options); };
 }
 

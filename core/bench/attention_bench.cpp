@@ -1,0 +1,297 @@
+#include "attention_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <set>
+#include <sstream>
+
+#include "../build_info.hpp"
+#include "../forward.hpp"
+#include "../ops/attention_kernels.hpp"
+#include "../random.hpp"
+#include "../token_batch.hpp"
+#include "attention_check.hpp"
+
+namespace anatomy {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using AttentionFn = Tensor4<float> (*)(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&);
+
+Tensor4<float> reference_repeated(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v) {
+    return attention_reference(q, k, v, /*repeated_kv=*/true);
+}
+
+struct Kernel {
+    const char* name;
+    const char* what;
+    AttentionFn run;
+};
+
+const std::vector<Kernel>& all_kernels() {
+    static const std::vector<Kernel> kernels{
+        {"grouped", "v2: KV-group rows x transposed K panels, register tiles", attention_grouped},
+        {"streaming", "v3: online softmax over key blocks (never holds T x S)", attention_streaming},
+        {"rows", "v1: one query row at a time, contiguous dot products and axpy", attention_rows},
+        {"reference", "v0: the core's ops with repeated K/V, materialising [B, Hq, T, S]", reference_repeated},
+    };
+    return kernels;
+}
+
+// Deterministic N(0, 1) inputs from the core's generator.
+Tensor4<float> random_tensor(const std::array<std::size_t, 4>& shape, std::uint64_t seed) {
+    SplitMix64 rng(seed);
+    Tensor4<float> x(shape);
+    for (float& value : x) value = float(rng.normal());
+    return x;
+}
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+struct Runs {
+    std::vector<double> wall_ms;  // each timed call, wall clock
+    std::vector<double> cpu_ms;   // the same calls, process CPU time (std::clock)
+};
+
+// Warm-up, then timed runs (see the header).
+Runs time_runs(const BenchOptions& o, const std::function<void()>& run) {
+    for (int i = 0; i < o.warmup; ++i) run();
+    Runs runs;
+    const Clock::time_point start = Clock::now();
+    while (int(runs.wall_ms.size()) < std::max(o.max_runs, 1)) {
+        const std::clock_t c0 = std::clock();
+        const Clock::time_point t0 = Clock::now();
+        run();
+        runs.wall_ms.push_back(ms_since(t0));
+        runs.cpu_ms.push_back(1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC);
+        if (int(runs.wall_ms.size()) >= o.min_runs && ms_since(start) > o.budget_ms) break;
+    }
+    return runs;
+}
+
+// "ms" is the median wall time; "cpu_ms" the median CPU time of the same calls.
+// On a machine shared with other work, wall time above CPU time is time spent
+// waiting for a core: the table marks such cells.
+void put_timing(json& row, const Runs& runs) {
+    row["runs_ms"] = runs.wall_ms;
+    row["ms"] = median(runs.wall_ms);
+    row["cpu_ms"] = median(runs.cpu_ms);
+}
+
+json validation_json(const Validation& v) {
+    return {{"passed", v.passed},
+            {"max_error", v.max_error},
+            {"reference_error", v.reference_error},
+            {"tolerance", v.tolerance},
+            {"rows_checked", v.rows_checked}};
+}
+
+std::string describe(const json& row) {
+    std::ostringstream line;
+    line << row["case"].get<std::string>() << " T=" << row["T"] << " S=" << row["S"] << " "
+         << row["kernel"].get<std::string>() << ": ";
+    if (row.contains("skipped"))
+        line << "skipped (" << row["skipped"].get<std::string>() << ")";
+    else
+        line << row["ms"].get<double>() << " ms (" << row["runs_ms"].size() << " runs)";
+    return line.str();
+}
+
+// One attention case (T queries over S keys) for every selected kernel.
+void attention_case(const BenchOptions& o, const std::string& name, std::size_t T, std::size_t S,
+                    const std::vector<std::string>& kernels, json& rows,
+                    const std::function<void(const std::string&)>& progress) {
+    const std::size_t B = o.batch, Hq = o.heads, Hkv = o.kv_heads, dh = o.head_dim;
+    const Tensor4<float> q = random_tensor({B, Hq, T, dh}, o.seed * 3 + 0);
+    const Tensor4<float> k = random_tensor({B, Hkv, S, dh}, o.seed * 3 + 1);
+    const Tensor4<float> v = random_tensor({B, Hkv, S, dh}, o.seed * 3 + 2);
+    const ReferenceRows reference = reference_rows(q, k, v);
+    for (const Kernel& kernel : all_kernels()) {
+        if (std::find(kernels.begin(), kernels.end(), kernel.name) == kernels.end()) continue;
+        json row{{"case", name}, {"kernel", kernel.name}, {"T", T}, {"S", S}};
+        const double cells = double(B) * double(Hq) * double(T) * double(S);
+        if (std::string(kernel.name) == "reference" && std::max(T, S) > o.reference_max_T && T > 1) {
+            std::ostringstream why;
+            why << "T above reference_max_T = " << o.reference_max_T << ": materialises 3 x " << cells * 4 / 1e6
+                << " MB";
+            row["skipped"] = why.str();
+        } else {
+            const Validation check = validate_rows(kernel.run(q, k, v), reference);
+            row["validation"] = validation_json(check);
+            if (!check.passed) {
+                row["skipped"] = "failed validation: not timed";
+            } else {
+                put_timing(row, time_runs(o, [&] { kernel.run(q, k, v); }));
+            }
+        }
+        if (progress) progress(describe(row));
+        rows.push_back(row);
+    }
+}
+
+// The tiny demo model: a whole-sequence forward, and one decode step over a cache.
+void model_case(const BenchOptions& o, json& rows, const std::function<void(const std::string&)>& progress) {
+    const Model<float> model = random_model(tiny_config(), o.seed);
+    const std::vector<std::int32_t> ids{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    const TokenIds prompt = make_batch(ids, 1, model.config.vocab_size);  // [1, 16]
+    {
+        json row{{"case", "model"}, {"kernel", "tiny_prefill"}, {"T", ids.size()}, {"S", ids.size()}};
+        put_timing(row, time_runs(o, [&] { full_forward(model, prompt); }));
+        row["per_second"] = 1000.0 / row["ms"].get<double>();
+        if (progress) progress(describe(row));
+        rows.push_back(row);
+    }
+    {
+        KVCache<float> filled = empty_cache<float>(model.config, 1);
+        forward(model, filled, prompt);  // the cache now holds 16 tokens
+        const TokenIds next = make_batch({17}, 1, model.config.vocab_size);
+        json row{{"case", "model"}, {"kernel", "tiny_decode_step"}, {"T", 1}, {"S", ids.size() + 1}};
+        put_timing(row, time_runs(o, [&] {
+            KVCache<float> cache = filled;  // each step starts from the same 16-token cache
+            forward(model, cache, next);
+        }));
+        row["per_second"] = 1000.0 / row["ms"].get<double>();
+        if (progress) progress(describe(row));
+        rows.push_back(row);
+    }
+}
+
+std::vector<std::size_t> size_list(const json& value, const char* key) {
+    if (!value.is_array()) throw InputError(std::string(key) + " must be a list of positive whole numbers");
+    std::vector<std::size_t> sizes;
+    for (const json& item : value) {
+        if (!item.is_number_integer() || item.get<long long>() < 1 || item.get<long long>() > (1 << 20))
+            throw InputError(std::string(key) + " must be a list of whole numbers from 1 to 1048576");
+        sizes.push_back(item.get<std::size_t>());
+    }
+    return sizes;
+}
+
+std::size_t positive(const json& value, const char* key, long long most) {
+    if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > most)
+        throw InputError(std::string(key) + " must be a whole number from 1 to " + std::to_string(most));
+    return value.get<std::size_t>();
+}
+
+int count(const json& value, const char* key) {
+    if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 1000)
+        throw InputError(std::string(key) + " must be a whole number from 0 to 1000");
+    return value.get<int>();
+}
+
+}  // namespace
+
+BenchOptions quick_bench_options() {
+    BenchOptions o;
+    o.heads = 8;
+    o.kv_heads = 2;
+    o.head_dim = 40;
+    o.prefill_T = {5, 37};
+    o.decode_S = {19, 70};
+    o.warmup = 0;
+    o.min_runs = 1;
+    o.max_runs = 3;
+    o.budget_ms = 50;
+    o.reference_max_T = 1024;
+    return o;
+}
+
+BenchOptions bench_options_from_json(const json& options) {
+    if (!options.is_object()) throw InputError("bench options must be a JSON object");
+    BenchOptions o = options.value("quick", false) ? quick_bench_options() : BenchOptions{};
+    static const std::set<std::string> known{"quick",    "batch",     "heads",     "kv_heads",  "head_dim",
+                                             "prefill_T", "decode_S", "kernels",   "warmup",    "min_runs",
+                                             "max_runs",  "budget_ms", "reference_max_T", "model", "seed"};
+    for (const auto& [key, value] : options.items()) {
+        if (!known.count(key)) throw InputError("unknown bench option '" + key + "'");
+        if (key == "batch") o.batch = positive(value, "batch", 64);
+        if (key == "heads") o.heads = positive(value, "heads", 256);
+        if (key == "kv_heads") o.kv_heads = positive(value, "kv_heads", 256);
+        if (key == "head_dim") o.head_dim = positive(value, "head_dim", 1024);
+        if (key == "prefill_T") o.prefill_T = size_list(value, "prefill_T");
+        if (key == "decode_S") o.decode_S = size_list(value, "decode_S");
+        if (key == "warmup") o.warmup = count(value, "warmup");
+        if (key == "min_runs") o.min_runs = count(value, "min_runs");
+        if (key == "max_runs") o.max_runs = std::max(1, count(value, "max_runs"));
+        if (key == "budget_ms") {
+            if (!value.is_number() || !(value.get<double>() >= 0)) throw InputError("budget_ms must be a number >= 0");
+            o.budget_ms = value.get<double>();
+        }
+        if (key == "reference_max_T") o.reference_max_T = positive(value, "reference_max_T", 1 << 20);
+        if (key == "model") {
+            if (!value.is_boolean()) throw InputError("model must be true or false");
+            o.model = value.get<bool>();
+        }
+        if (key == "seed") {
+            if (!value.is_number_unsigned()) throw InputError("seed must be a whole number >= 0");
+            o.seed = value.get<std::uint64_t>();
+        }
+        if (key == "kernels") {
+            o.kernels.clear();
+            if (!value.is_array()) throw InputError("kernels must be a list of kernel names");
+            for (const json& name : value) {
+                const auto& all = all_kernels();
+                if (!name.is_string() || std::none_of(all.begin(), all.end(), [&](const Kernel& k) {
+                        return name.get<std::string>() == k.name;
+                    }))
+                    throw InputError("kernels: unknown kernel " + name.dump() +
+                                     " (known: grouped, streaming, rows, reference)");
+                o.kernels.push_back(name.get<std::string>());
+            }
+        }
+    }
+    if (o.heads % o.kv_heads != 0) throw InputError("heads must be a multiple of kv_heads");
+    return o;
+}
+
+json run_attention_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
+    json kernels = json::array();
+    for (const Kernel& k : all_kernels())
+        if (std::find(o.kernels.begin(), o.kernels.end(), k.name) != o.kernels.end())
+            kernels.push_back({{"name", k.name}, {"what", k.what}});
+    json report{
+        {"bench", "attention-cpu"},
+        {"build", build_info_to_json(build_info())},
+        {"kernel_isa", kernel_isa()},
+        {"threads", 1},
+        {"shape", {{"B", o.batch}, {"Hq", o.heads}, {"Hkv", o.kv_heads}, {"dh", o.head_dim}}},
+        {"kernels", kernels},
+        {"policy",
+         {{"warmup", o.warmup}, {"min_runs", o.min_runs}, {"max_runs", o.max_runs}, {"budget_ms", o.budget_ms},
+          {"statistic", "median"}, {"reference_max_T", o.reference_max_T}}},
+        {"tolerance", "max |kernel - fp64 reference| over up to 16 sampled query rows <= "
+                      "2 x max |fp32 reference - fp64 reference| on the same rows + 1e-6"},
+    };
+    json rows = json::array();
+    for (std::size_t T : o.prefill_T) attention_case(o, "prefill", T, T, o.kernels, rows, progress);
+    for (std::size_t S : o.decode_S) {
+        attention_case(o, "decode", 1, S, o.kernels, rows, progress);
+        // Without a cache, the new token's row comes from attention over the whole prefix.
+        std::vector<std::string> recompute;
+        for (const char* name : {"grouped", "streaming", "reference"})
+            if (std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end()) recompute.push_back(name);
+        attention_case(o, "recompute", S, S, recompute, rows, progress);
+    }
+    if (o.model) model_case(o, rows, progress);
+    report["rows"] = rows;
+    return report;
+}
+
+bool bench_all_validated(const json& report) {
+    for (const json& row : report.at("rows"))
+        if (row.contains("validation") && !row["validation"].value("passed", false)) return false;
+    return true;
+}
+
+}  // namespace anatomy

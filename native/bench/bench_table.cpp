@@ -1,0 +1,171 @@
+#include "bench_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace anatomy::native {
+namespace {
+
+using json = nlohmann::json;
+
+std::string format(const char* pattern, double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, pattern, value);
+    return buffer;
+}
+
+std::string ms_text(double ms) {
+    return format(ms < 1 ? "%.4f" : ms < 100 ? "%.2f" : "%.0f", ms);
+}
+
+std::string pad(const std::string& text, std::size_t width) {
+    return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
+const json* find_row(const json& rows, const std::string& kase, std::size_t T, std::size_t S, const std::string& kernel) {
+    for (const json& row : rows)
+        if (row["case"] == kase && row["T"] == T && row["S"] == S && row["kernel"] == kernel) return &row;
+    return nullptr;
+}
+
+double ms_of(const json* row) { return row && row->contains("ms") ? (*row)["ms"].get<double>() : -1; }
+
+}  // namespace
+
+void print_bench_table(std::ostream& out, const json& report) {
+    const json& rows = report["rows"];
+    const json& shape = report["shape"];
+    const json& build = report["build"];
+    out << "attn bench cpu: " << build["platform"].get<std::string>() << " build, " << build["compiler"].get<std::string>()
+        << ", kernels compiled for " << report["kernel_isa"].get<std::string>() << ", 1 thread\n";
+    out << "attention shape: B=" << shape["B"] << " Hq=" << shape["Hq"] << " Hkv=" << shape["Hkv"] << " dh=" << shape["dh"]
+        << ", causal, fp32\n";
+    const json& policy = report["policy"];
+    out << "timing: median of " << policy["min_runs"] << " to " << policy["max_runs"] << " runs after " << policy["warmup"]
+        << " warm-up (more runs while under " << policy["budget_ms"].get<double>() / 1000 << " s per cell)\n";
+    out << "validated before timing: " << report["tolerance"].get<std::string>() << "\n";
+    if (report.contains("peers")) {
+        const json& peers = report["peers"];
+        out << "peers (1 thread: OMP/OPENBLAS/MKL_NUM_THREADS=1, torch.set_num_threads(1)): ";
+        for (const char* name : {"numpy", "torch"}) {
+            const json& p = peers.value(name, json::object());
+            out << name << " " << (p.contains("version") ? p["version"].get<std::string>() : p.value("skipped", std::string("?")))
+                << (std::string(name) == "numpy" ? ", " : "\n");
+        }
+    }
+
+    // Columns: our kernels in the report's order, then the peers.
+    std::vector<std::string> kernels;
+    for (const json& k : report["kernels"]) kernels.push_back(k["name"]);
+    for (const char* peer : {"numpy_einsum", "torch_eager"})
+        for (const json& row : rows)
+            if (row["kernel"] == peer) {
+                kernels.push_back(peer);
+                break;
+            }
+    std::vector<std::tuple<std::string, std::size_t, std::size_t>> cases;
+    for (const json& row : rows) {
+        if (row["case"] == "model") continue;
+        const auto key = std::make_tuple(row["case"].get<std::string>(), row["T"].get<std::size_t>(), row["S"].get<std::size_t>());
+        if (std::find(cases.begin(), cases.end(), key) == cases.end()) cases.push_back(key);
+    }
+
+    out << "\nmilliseconds per call (median wall time); ratios are peer ms / grouped ms (> 1: grouped is faster)\n"
+        << "* wall time > 1.1 x CPU time (the machine was busy), + CPU time > 1.1 x wall time (more than one thread)\n";
+    std::string header = "case        T      S";
+    for (const std::string& k : kernels) header += pad(k, 13);
+    header += pad("torch/ours", 12) + pad("numpy/ours", 12);
+    out << header << "\n";
+    for (const auto& [kase, T, S] : cases) {
+        std::string line = kase;
+        line.resize(9, ' ');
+        line += pad(std::to_string(T), 5) + pad(std::to_string(S), 7);
+        for (const std::string& k : kernels) {
+            const json* row = find_row(rows, kase, T, S, k);
+            std::string cell = !row ? "" : row->contains("ms") ? ms_text((*row)["ms"]) : row->contains("skipped") ? "skip" : "";
+            if (row && row->contains("cpu_ms") && (*row)["ms"].get<double>() > 1) {  // clocks too coarse below
+                const double wall = (*row)["ms"], cpu = (*row)["cpu_ms"];
+                if (wall > 1.1 * cpu) cell += "*";       // waited for a core: the machine was busy
+                else if (cpu > 1.1 * wall) cell += "+";  // more than one thread was computing
+            }
+            if (row && row->contains("validation") && !(*row)["validation"].value("passed", false)) cell = "FAILED";
+            line += pad(cell, 13);
+        }
+        const double ours = ms_of(find_row(rows, kase, T, S, "grouped"));
+        for (const char* peer : {"torch_eager", "numpy_einsum"}) {
+            const double theirs = ms_of(find_row(rows, kase, T, S, peer));
+            line += pad(ours > 0 && theirs > 0 ? format("%.1fx", theirs / ours) : "", 12);
+        }
+        out << line << "\n";
+    }
+
+    // Cached decode against recomputing the prefix.
+    bool any_decode = false;
+    for (const auto& [kase, T, S] : cases) {
+        if (kase != "decode") continue;
+        const double decode = ms_of(find_row(rows, "decode", 1, S, "grouped"));
+        const double recompute = ms_of(find_row(rows, "recompute", S, S, "grouped"));
+        if (decode <= 0 || recompute <= 0) continue;
+        if (!any_decode) out << "\ncached decode vs recomputing the prefix (grouped kernel):\n";
+        any_decode = true;
+        out << "  S = " << pad(std::to_string(S), 5) << ": decode " << ms_text(decode) << " ms, recompute " << ms_text(recompute)
+            << " ms, " << format("%.0fx", recompute / decode) << " faster with the cache\n";
+    }
+    for (const json& row : rows) {
+        if (row["case"] != "model") continue;
+        out << (row["kernel"] == "tiny_prefill" ? "\ntiny model (2 layers, width 32): " : ", ")
+            << row["kernel"].get<std::string>() << " " << (row["kernel"] == "tiny_prefill" ? "of 16 tokens " : "over 16 cached ")
+            << format("%.0f", row["per_second"].get<double>()) << "/s (" << ms_text(row["ms"]) << " ms)";
+        if (row["kernel"] == "tiny_decode_step") out << "\n";
+    }
+
+    std::size_t validated = 0, failed = 0;
+    double worst = 0;
+    for (const json& row : rows) {
+        if (!row.contains("validation")) continue;
+        const json& v = row["validation"];
+        if (v.value("passed", false)) {
+            ++validated;
+            if (v.value("tolerance", 0.0) > 0) worst = std::max(worst, v["max_error"].get<double>() / v["tolerance"].get<double>());
+        } else {
+            ++failed;
+        }
+    }
+    out << "\nvalidation: " << validated << " rows passed, " << failed << " failed; largest error "
+        << format("%.2f", worst) << " of its tolerance\n";
+}
+
+void print_memory_table(std::ostream& out, const json& report) {
+    const json& shape = report["shape"];
+    out << "attn bench memory: peak resident memory added by one call (getrusage ru_maxrss in a fresh child process,\n"
+        << "inputs allocated before the first reading), B=" << shape["B"] << " Hq=" << shape["Hq"] << " Hkv=" << shape["Hkv"]
+        << " dh=" << shape["dh"] << ", causal prefill (S = T)\n\n";
+    out << "kernel            T     peak MB   x per 4x T   output MB  peak - output MB   one [B,Hq,T,S] MB\n";
+    std::map<std::string, double> previous;  // kernel -> MB at the previous T
+    std::map<std::string, std::size_t> previous_T;
+    for (const json& row : report["rows"]) {
+        const std::string kernel = row["kernel"];
+        const std::size_t T = row["T"];
+        const double mb = row["peak_mb"];
+        std::string growth;
+        if (previous.count(kernel) && previous[kernel] > 0) {
+            // Normalise to a 4x step in T so linear reads 4 and quadratic 16.
+            const double steps = std::log(double(T) / double(previous_T[kernel])) / std::log(4.0);
+            growth = format("%.1f", std::pow(mb / previous[kernel], 1.0 / steps));
+        }
+        out << kernel << std::string(kernel.size() < 12 ? 12 - kernel.size() : 1, ' ') << pad(std::to_string(T), 7)
+            << pad(format("%.1f", mb), 12) << pad(growth, 13) << pad(format("%.1f", row["output_mb"].get<double>()), 12)
+            << pad(format("%.1f", mb - row["output_mb"].get<double>()), 18)
+            << pad(format("%.1f", row["scores_mb"].get<double>()), 20) << (row.contains("failed") ? "  FAILED" : "") << "\n";
+        previous[kernel] = mb;
+        previous_T[kernel] = T;
+    }
+    out << "\nA 4x longer sequence multiplies linear memory by 4 and quadratic memory by 16.\n";
+}
+
+}  // namespace anatomy::native

@@ -1,0 +1,136 @@
+// attn bench cpu | memory: the attention kernels against the core's reference,
+// NumPy and PyTorch (speed), and the streaming kernel's memory against T.
+// The method and this machine's numbers are in docs/perf.md.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "bench/attention_bench.hpp"
+#include "bench/bench_table.hpp"
+#include "bench/memory_probe.hpp"
+#include "bench/peers.hpp"
+#include "commands.hpp"
+#include "commands/bench_gpu.hpp"
+#include "number_args.hpp"
+#include "tensor.hpp"
+
+namespace anatomy::native {
+namespace {
+
+struct BenchCommandOptions {
+    CLI::App* cpu = nullptr;
+    CLI::App* memory = nullptr;
+    bool quick = false;
+    bool json = false;
+    std::string out_path;
+    std::string prefill;
+    std::string decode;
+    std::string kernels;
+    std::string runs;
+    std::string reference_max_t;
+    bool no_peers = false;
+    PeerSetup peers = default_peer_setup();
+    std::string streaming_t = "1024,4096,16384";
+    std::string reference_t = "256,512,1024";
+};
+
+std::vector<std::string> split(const std::string& text) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+    return parts;
+}
+
+std::vector<std::size_t> size_list(const std::string& text, const std::string& flag) {
+    std::vector<std::size_t> sizes;
+    for (const std::string& part : split(text)) sizes.push_back(parse_decimal(part, flag, 1, 1 << 20));
+    if (sizes.empty()) throw InputError(flag + " needs at least one size");
+    return sizes;
+}
+
+void write_report(const std::string& path, const nlohmann::json& report) {
+    if (path.empty()) return;
+    std::ofstream file(path, std::ios::trunc);
+    file << report.dump(1) << "\n";
+    if (!file) throw InputError("cannot write the report to '" + path + "'");
+}
+
+int run_cpu(const BenchCommandOptions& c) {
+    BenchOptions o = c.quick ? quick_bench_options() : BenchOptions{};
+    if (!c.prefill.empty()) o.prefill_T = size_list(c.prefill, "--prefill");
+    if (!c.decode.empty()) o.decode_S = size_list(c.decode, "--decode");
+    if (!c.kernels.empty()) o.kernels = bench_options_from_json({{"kernels", split(c.kernels)}}).kernels;
+    if (!c.runs.empty()) o.max_runs = int(parse_decimal(c.runs, "--runs", 1, 1000));
+    if (!c.reference_max_t.empty())
+        o.reference_max_T = parse_decimal(c.reference_max_t, "--reference-max-t", 1, 1 << 20);
+    if (!c.out_path.empty()) write_report(c.out_path, nlohmann::json::object());  // a bad path fails before the work
+
+    nlohmann::json report = run_attention_bench(o, [](const std::string& line) { std::cerr << "bench: " << line << "\n"; });
+    const bool ours_validated = bench_all_validated(report);
+    if (!c.no_peers) {
+        nlohmann::json peers = run_peers(c.peers, o);
+        for (const nlohmann::json& row : peers["rows"]) report["rows"].push_back(row);
+        peers.erase("rows");
+        report["peers"] = peers;
+    } else {
+        report["peers"] = {{"numpy", {{"skipped", "SKIPPED: --no-peers"}}}, {"torch", {{"skipped", "SKIPPED: --no-peers"}}}};
+    }
+    write_report(c.out_path, report);
+    if (c.json)
+        std::cout << report.dump(1) << "\n";
+    else
+        print_bench_table(std::cout, report);
+    return ours_validated ? 0 : 1;
+}
+
+int run_memory(const BenchCommandOptions& c) {
+    MemoryOptions o;
+    for (std::size_t T : size_list(c.reference_t, "--reference-t")) o.runs.push_back({"reference", T});
+    for (std::size_t T : size_list(c.streaming_t, "--streaming-t")) o.runs.push_back({"streaming", T});
+    if (!c.out_path.empty()) write_report(c.out_path, nlohmann::json::object());
+    const nlohmann::json report = run_memory_bench(o);
+    write_report(c.out_path, report);
+    if (c.json)
+        std::cout << report.dump(1) << "\n";
+    else
+        print_memory_table(std::cout, report);
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner add_bench_command(CLI::App& app) {
+    auto c = std::make_shared<BenchCommandOptions>();
+    CLI::App* bench = app.add_subcommand("bench", "Benchmark the attention kernels (speed against NumPy and PyTorch, memory)");
+    bench->require_subcommand(1);
+
+    c->cpu = bench->add_subcommand("cpu", "Time every kernel after validating it, with NumPy and PyTorch peers, 1 thread");
+    c->cpu->add_flag("--quick", c->quick, "Tiny sizes, one run each (seconds; what the tests run)");
+    c->cpu->add_flag("--json", c->json, "Print the JSON report instead of the table");
+    c->cpu->add_option("--out", c->out_path, "Also write the JSON report to this file");
+    c->cpu->add_option("--prefill", c->prefill, "Comma-separated prefill lengths T (default 128,512,2048,4096)");
+    c->cpu->add_option("--decode", c->decode, "Comma-separated cache lengths S for decode (default 512,4096)");
+    c->cpu->add_option("--kernels", c->kernels, "Comma-separated kernels: grouped, streaming, rows, reference");
+    c->cpu->add_option("--runs", c->runs, "Most timed runs per cell (default 9)");
+    c->cpu->add_option("--reference-max-t", c->reference_max_t,
+                       "Longest T the materialising reference runs at (default 1024)");
+    c->cpu->add_flag("--no-peers", c->no_peers, "Do not run the NumPy and PyTorch peers");
+    c->cpu->add_option("--python", c->peers.python, "Python for the peers (Debian's, with python3-numpy and python3-torch)")
+        ->capture_default_str();
+    c->cpu->add_option("--peers-script", c->peers.script, "The peers script")->capture_default_str();
+
+    c->memory = bench->add_subcommand("memory", "Peak memory of the streaming kernel and the materialising reference against T");
+    c->memory->add_flag("--json", c->json, "Print the JSON report instead of the table");
+    c->memory->add_option("--out", c->out_path, "Also write the JSON report to this file");
+    c->memory->add_option("--streaming-t", c->streaming_t, "Prefill lengths for the streaming kernel")->capture_default_str();
+    c->memory->add_option("--reference-t", c->reference_t, "Prefill lengths for the reference")->capture_default_str();
+
+    const GpuBenchCommands gpu = add_gpu_bench_subcommands(bench);  // attention, decode (bench_gpu.cpp)
+    return [c, gpu] {
+        if (gpu.parsed()) return gpu.run();
+        return c->cpu->parsed() ? run_cpu(*c) : run_memory(*c);
+    };
+}
+
+}  // namespace anatomy::native

@@ -1,0 +1,209 @@
+// attn probe: a pretrained Llama checkpoint on one prompt. Records the shapes,
+// KV cache sizes, every layer's attention, cached vs full logits, attention
+// sinks, the next tokens and a greedy continuation, as a trace (docs/trace-schema.md).
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <xtensor/xtensor_config.hpp>
+
+#include "build_info.hpp"
+#include "checkpoint/hf_llama.hpp"
+#include "checkpoint_dir.hpp"
+#include "commands.hpp"
+#include "number_args.hpp"
+#include "parallel_for.hpp"
+#include "pretrained/probe.hpp"
+#include "probe_report.hpp"
+#include "process_stats.hpp"
+#include "token_list.hpp"
+
+namespace anatomy::native {
+namespace {
+
+// A prompt of about twenty tokens, long enough that the second half of the queries
+// (the ones sink_stats averages) has ten rows.
+const char* default_prompt = "The cache keeps the keys and values of every earlier token, so a new token only computes its own.";
+
+struct ProbeOptions {
+    std::string model;
+    std::string device = "cpu";
+    std::string dtype = "float32";
+    std::string prompt;
+    bool prompt_given = false;
+    std::string tokens;
+    bool chat = false;
+    std::string generate = "8";
+    std::string threads = "1";
+    std::string output;
+};
+
+// Only the CPU path exists so far; a CUDA device is a clear error, not a silent CPU run.
+void require_cpu(const std::string& device) {
+    if (device == "cpu") return;
+    const bool cuda_index = device.size() > 5 && device.rfind("cuda:", 0) == 0 &&
+                            device.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (device == "cuda" || cuda_index)
+        throw InputError("--device " + device + ": this build has no CUDA kernels yet; use --device cpu");
+    throw InputError("unknown --device '" + device + "' (expected cpu or cuda[:N])");
+}
+
+WeightPrecision parse_precision(const std::string& name) {
+    if (name == "float32") return WeightPrecision::float32;
+    if (name == "bfloat16") return WeightPrecision::bfloat16;
+    throw InputError("unknown --dtype '" + name + "' (expected float32 or bfloat16)");
+}
+
+LlamaTokenizer load_tokenizer(const std::string& directory) {
+    const std::string path = (std::filesystem::path(directory) / "tokenizer.json").string();
+    if (!std::filesystem::exists(path)) throw InputError("checkpoint '" + directory + "' has no tokenizer.json");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(read_text_file(path));
+    } catch (const nlohmann::json::exception&) {
+        throw InputError(path + " is not valid JSON");
+    }
+    try {
+        return LlamaTokenizer::from_json(j);
+    } catch (const InputError& e) {
+        throw InputError(path + ": " + e.what());
+    }
+}
+
+// A special token id from config.json, checked against the model's vocabulary and,
+// when `piece` is given, against the tokenizer's piece at that id.
+std::int32_t special_id(const char* field, std::int32_t id, const std::string& piece, const LlamaTokenizer& tokenizer,
+                        const ModelConfig& config) {
+    if (id >= config.vocab_size)
+        throw InputError(std::string("config.json: ") + field + " " + std::to_string(id) + " is outside the vocabulary [0, " +
+                         std::to_string(config.vocab_size - 1) + "]");
+    const bool tokenizer_has_it = std::size_t(id) < tokenizer.vocab_size();
+    if (!piece.empty() && tokenizer_has_it && tokenizer.piece(id) != piece)
+        throw InputError(std::string("config.json: ") + field + " is " + std::to_string(id) + ", but tokenizer.json has '" +
+                         tokenizer.piece(id) + "' there, not '" + piece + "'");
+    return id;
+}
+
+int run_probe_command(const ProbeOptions& o) {
+    const auto started = std::chrono::steady_clock::now();
+    require_cpu(o.device);
+    const WeightPrecision precision = parse_precision(o.dtype);
+    const int generate = int(parse_decimal(o.generate, "--generate", 0, 4096));
+    const int threads = int(parse_decimal(o.threads, "--threads", 1, 256));
+    if (o.prompt_given && !o.tokens.empty()) throw InputError("give either --prompt or --tokens, not both");
+    if (o.chat && !o.tokens.empty()) throw InputError("--chat wraps a text prompt; it cannot be used with --tokens");
+
+    std::unique_ptr<std::ofstream> trace_file;  // opened first, so a bad path fails before the work
+    if (!o.output.empty()) {
+        trace_file = std::make_unique<std::ofstream>(o.output, std::ios::trunc);
+        if (!*trace_file) throw InputError("cannot write the trace to '" + o.output + "'");
+    }
+
+    // The checkpoint: config, mapped shards, tokenizer, special ids.
+    auto load_start = std::chrono::steady_clock::now();
+    const CheckpointFiles checkpoint = open_checkpoint(o.model);
+    const ModelConfig& config = checkpoint.config;
+    const HfCheckpointInfo info = hf_checkpoint_info(checkpoint.hf_config);
+    const LlamaTokenizer tokenizer = load_tokenizer(o.model);
+    if (tokenizer.vocab_size() > std::size_t(config.vocab_size))
+        throw InputError("tokenizer.json has " + std::to_string(tokenizer.vocab_size()) + " pieces, more than config.json's vocab_size " +
+                         std::to_string(config.vocab_size));
+    const std::int32_t bos = special_id("bos_token_id", info.bos_token_id.value_or(tokenizer.bos_id()), "<s>", tokenizer, config);
+    std::vector<std::int32_t> eos_ids = info.eos_token_ids;
+    if (eos_ids.empty()) eos_ids.push_back(tokenizer.eos_id());
+    for (std::int32_t id : eos_ids) special_id("eos_token_id", id, "", tokenizer, config);
+
+    std::vector<std::int32_t> ids;
+    const std::string text = o.prompt_given ? o.prompt : default_prompt;
+    if (!o.tokens.empty()) ids = parse_token_list(o.tokens, config.vocab_size);
+    else ids = prompt_ids(tokenizer, text, o.chat, bos, eos_ids.front());
+    if (ids.size() > max_probe_tokens)
+        throw InputError("the prompt is " + std::to_string(ids.size()) + " tokens; the probe takes at most " +
+                         std::to_string(max_probe_tokens) + " (the trace grows with layers x heads x tokens^2)");
+
+    // The weights, in place (or, for bfloat16 from a wider file, converted and the file's pages dropped).
+    std::vector<const SafetensorsView*> shards;
+    for (const SafetensorsView& view : checkpoint.views) shards.push_back(&view);
+    const ReleaseBytes release = [&](const std::uint8_t* begin, std::size_t size) {
+        for (const MappedFile& file : checkpoint.files)
+            if (file.contains(begin)) file.release(begin, size);
+    };
+    PretrainedModel model = pretrained_from_hf(config, shards, o.model, precision, release);
+    // Read every page once, so the timed passes do not wait on the disk; not after a
+    // conversion, which has read the file already and released what it copied.
+    if (model.bytes_converted == 0)
+        for (const MappedFile& file : checkpoint.files) file.prefault();
+    model.parallel = thread_parallel_for(threads);
+    const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+
+    ProbeRequest request;
+    request.ids = ids;
+    request.generate = generate;
+    request.stop_ids = eos_ids;
+    request.cache_dtype = precision == WeightPrecision::float32 ? DType::f32 : DType::bf16;
+    nlohmann::json trace = run_probe(model, tokenizer, request);
+
+    const BuildInfo build = build_info();
+    const std::array<double, 3> load = load_average();
+    nlohmann::json& probe = trace["probe"];
+    trace["weights"] = {{"source", "checkpoint"}, {"path", o.model}};
+    probe["model"] = {{"path", o.model},
+                      {"name", config.name},
+                      {"architectures", info.architectures},
+                      {"torch_dtype", info.torch_dtype},
+                      {"bos_token_id", bos},
+                      {"eos_token_ids", eos_ids},
+                      {"tokenizer_pieces", tokenizer.vocab_size()},
+                      {"shards", checkpoint.files.size()}};
+    probe["prompt"] = o.tokens.empty() ? nlohmann::json{{"source", "text"}, {"text", text}, {"chat", o.chat}, {"default", !o.prompt_given}}
+                                       : nlohmann::json{{"source", "ids"}, {"ids", o.tokens}};
+    probe["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", cpu_threads()}, {"threads_used", threads}};
+    probe["software"] = {{"project_version", build.project_version},
+                         {"compiler", build.compiler},
+                         {"platform", build.platform},
+                         {"cxx_standard", long(__cplusplus)},
+                         {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." + std::to_string(NLOHMANN_JSON_VERSION_MINOR) +
+                                               "." + std::to_string(NLOHMANN_JSON_VERSION_PATCH)},
+                         {"xtensor", std::to_string(XTENSOR_VERSION_MAJOR) + "." + std::to_string(XTENSOR_VERSION_MINOR) + "." +
+                                         std::to_string(XTENSOR_VERSION_PATCH)}};
+    nlohmann::json& timing = probe["timing"];
+    timing["load_seconds"] = load_seconds;
+    timing["peak_rss_bytes"] = peak_rss_bytes();
+    timing["load_average"] = load;
+    timing["total_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+    print_probe_report(std::cout, trace);
+    if (trace_file) {
+        *trace_file << trace.dump() << "\n";
+        trace_file->flush();
+        if (!*trace_file) throw InputError("cannot write the trace to '" + o.output + "'");
+        std::cout << "Trace written to " << o.output << "\n";
+    }
+    return trace["all_checks_passed"].get<bool>() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner add_probe_command(CLI::App& app) {
+    auto o = std::make_shared<ProbeOptions>();
+    CLI::App* cmd = app.add_subcommand("probe", "Run a pretrained Llama checkpoint on a prompt and record its attention as a trace");
+    cmd->add_option("--model", o->model, "Hugging Face Llama checkpoint folder (config.json, model.safetensors or its index, tokenizer.json)")
+        ->required();
+    cmd->add_option("--device", o->device, "cpu (cuda[:N] is not in this build yet)")->capture_default_str();
+    cmd->add_option("--dtype", o->dtype, "Weight precision: float32 or bfloat16 (activations are float32 in both)")->capture_default_str();
+    cmd->add_option("--prompt", o->prompt, "Text to encode (BOS is added); a default sentence when neither this nor --tokens is given")
+        ->each([o](const std::string&) { o->prompt_given = true; });
+    cmd->add_option("--tokens", o->tokens, "Comma-separated token ids, used as given (no BOS added)");
+    cmd->add_flag("--chat", o->chat, "Wrap the prompt in TinyLlama's chat template: <|user|>\\nTEXT</s>\\n<|assistant|>\\n");
+    cmd->add_option("--generate", o->generate, "Greedy continuation length, decoded through the KV cache (0 to 4096)")->capture_default_str();
+    cmd->add_option("--threads", o->threads,
+                    "Threads for the projections; the results are the same for any number (each projection waits for "
+                    "all of them, so on a busy machine more can be slower)")
+        ->capture_default_str();
+    cmd->add_option("--output", o->output, "Write the trace JSON here");
+    return [o] { return run_probe_command(*o); };
+}
+
+}  // namespace anatomy::native

@@ -1,0 +1,198 @@
+// The GPU forward pass, operation by operation in core/forward.cpp's order.
+#include "cuda/gpu_forward.hpp"
+
+#include <string>
+
+#include "cuda/attention_kernels.hpp"
+#include "cuda/model_kernels.hpp"
+
+namespace anatomy::gpu {
+namespace {
+
+template <typename Array>
+DeviceBuffer<float> upload(const Array& host) {
+    return DeviceBuffer<float>(std::vector<float>(host.data(), host.data() + host.size()));
+}
+
+// Row-major Y[M, N] = X[M, K] @ W[K, N] (core weights are stored [in, out]).
+// cuBLAS is column-major, where row-major W reads as W^T [N, K] and X as X^T [K, M]:
+// computing Y^T = W^T X^T column-major writes Y row-major.
+void matmul(const GpuRuntime& gpu, const float* x, const float* w, float* y, int M, int K, int N) {
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(gpu.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, w, N, x, K, &zero, y, N));
+}
+
+// Row-major Y[M, N] = X[M, K] @ E[N, K]^T (the tied LM head reads the embedding [V, D]).
+// Column-major, E row-major is E^T [K, N]; op T gives E [N, K], so Y^T = E X^T.
+void matmul_transposed(const GpuRuntime& gpu, const float* x, const float* e, float* y, int M, int K, int N) {
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(gpu.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, e, K, x, K, &zero, y, N));
+}
+
+// Scratch for one forward of B x T new tokens (rows = B * T), reused by every layer.
+struct Workspace {
+    DeviceBuffer<float> x, h, q, k, v, q_heads, heads, merged, update, gate, up, hidden;
+    DeviceBuffer<float> scores;                   // eager: [B, Hq, T, S] (probabilities in place)
+    DeviceBuffer<float> partial_out, partial_ml;  // decode_split
+    int splits = 1;
+};
+
+Workspace make_workspace(const GpuRuntime& gpu, const ModelConfig& c, GpuAttention kernel, int B, int T, int S) {
+    const std::size_t rows = std::size_t(B) * T, qd = std::size_t(c.n_heads) * c.head_dim;
+    const std::size_t kvd = std::size_t(c.n_kv_heads) * c.head_dim;
+    Workspace w{DeviceBuffer<float>(rows * c.hidden_size), DeviceBuffer<float>(rows * c.hidden_size),
+                DeviceBuffer<float>(rows * qd),            DeviceBuffer<float>(rows * kvd),
+                DeviceBuffer<float>(rows * kvd),           DeviceBuffer<float>(rows * qd),
+                DeviceBuffer<float>(rows * qd),            DeviceBuffer<float>(rows * qd),
+                DeviceBuffer<float>(rows * c.hidden_size), DeviceBuffer<float>(rows * c.ffn_size),
+                DeviceBuffer<float>(rows * c.ffn_size),    DeviceBuffer<float>(rows * c.ffn_size),
+                {}, {}, {}, 1};
+    if (kernel == GpuAttention::eager) w.scores = DeviceBuffer<float>(rows * c.n_heads * std::size_t(S));
+    if (kernel == GpuAttention::decode_split) {
+        const AttentionShape shape{B, c.n_heads, c.n_kv_heads, T, S, c.head_dim, S};
+        w.splits = decode_split_count(shape, gpu.info().multiprocessors);
+        w.partial_out = DeviceBuffer<float>(decode_partial_out_floats(shape, w.splits));
+        w.partial_ml = DeviceBuffer<float>(decode_partial_ml_floats(shape, w.splits));
+    }
+    return w;
+}
+
+// Attention over the cache for the layer's new queries.
+//   q_heads: [B, Hq, T, dh], cache: [B, Hkv, capacity, dh] (S rows filled)  ->  heads: [B, Hq, T, dh]
+void run_attention(const GpuRuntime& gpu, const AttentionShape& shape, GpuAttention kernel, Workspace& w,
+                   const float* k_cache, const float* v_cache) {
+    const GpuMask causal{GpuMaskKind::causal, shape.S - shape.T, 0, 0};
+    switch (kernel) {
+        case GpuAttention::eager:
+            attention_eager<float>(gpu.cublas(), shape, causal, w.q_heads.data(), k_cache, v_cache, w.scores.data(),
+                                   w.scores.data(), w.heads.data(), gpu.stream());
+            break;
+        case GpuAttention::flash:
+            attention_flash_plain<float>(shape, causal, w.q_heads.data(), k_cache, v_cache, w.heads.data(),
+                                         gpu.stream());
+            break;
+        case GpuAttention::decode_split:
+            attention_decode_split<float>(shape, causal, w.q_heads.data(), k_cache, v_cache, w.heads.data(), w.splits,
+                                          w.partial_out.data(), w.partial_ml.data(), gpu.stream());
+            break;
+    }
+}
+
+// One decoder block on w.x ([B*T, D]) in place: x + attention(norm(x)), then + SwiGLU(norm(.)).
+void decoder_layer(const GpuRuntime& gpu, const ModelConfig& c, const GpuLayerWeights& lw, GpuKVCache& cache, int l,
+                   int B, int T, GpuAttention kernel, Workspace& w, Tensor4<float>* probs) {
+    const int rows = B * T, D = c.hidden_size, dh = c.head_dim, Hq = c.n_heads, Hkv = c.n_kv_heads;
+    const int S = int(cache.position) + T;
+    cudaStream_t stream = gpu.stream();
+    // --- attention sublayer ---
+    rms_norm(w.x.data(), lw.attn_norm.data(), w.h.data(), rows, D, float(c.rms_norm_eps), stream);  // [B*T, D]
+    matmul(gpu, w.h.data(), lw.wq.data(), w.q.data(), rows, D, Hq * dh);                            // [B, T, Hq, dh]
+    matmul(gpu, w.h.data(), lw.wk.data(), w.k.data(), rows, D, Hkv * dh);                           // [B, T, Hkv, dh]
+    matmul(gpu, w.h.data(), lw.wv.data(), w.v.data(), rows, D, Hkv * dh);                           // [B, T, Hkv, dh]
+    const bool half_split = c.rope_pairing == RopePairing::half_split;
+    rope_inplace(w.q.data(), B, T, Hq, dh, cache.position, c.rope_theta, half_split, stream);
+    rope_inplace(w.k.data(), B, T, Hkv, dh, cache.position, c.rope_theta, half_split, stream);
+    append_to_cache(w.k.data(), cache.keys[l].data(), B, T, Hkv, dh, cache.capacity, cache.position, stream);
+    append_to_cache(w.v.data(), cache.values[l].data(), B, T, Hkv, dh, cache.capacity, cache.position, stream);
+    split_heads(w.q.data(), w.q_heads.data(), B, T, Hq, dh, stream);  // [B, Hq, T, dh]
+
+    const AttentionShape shape{B, Hq, Hkv, T, S, dh, cache.capacity};
+    run_attention(gpu, shape, kernel, w, cache.keys[l].data(), cache.values[l].data());  // heads: [B, Hq, T, dh]
+    if (probs) {  // eager: the scores buffer now holds the probabilities [B, Hq, T, S]
+        *probs = Tensor4<float>({std::size_t(B), std::size_t(Hq), std::size_t(T), std::size_t(S)});
+        gpu.synchronize();
+        CUDA_CHECK(cudaMemcpy(probs->data(), w.scores.data(), probs->size() * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    merge_heads(w.heads.data(), w.merged.data(), B, T, Hq, dh, stream);               // [B*T, Hq*dh]
+    matmul(gpu, w.merged.data(), lw.wo.data(), w.update.data(), rows, Hq * dh, D);    // [B*T, D]
+    residual_add(w.x.data(), w.update.data(), 1LL * rows * D, stream);
+
+    // --- feed-forward sublayer ---
+    rms_norm(w.x.data(), lw.ffn_norm.data(), w.h.data(), rows, D, float(c.rms_norm_eps), stream);
+    matmul(gpu, w.h.data(), lw.w_gate.data(), w.gate.data(), rows, D, c.ffn_size);     // [B*T, F]
+    matmul(gpu, w.h.data(), lw.w_up.data(), w.up.data(), rows, D, c.ffn_size);         // [B*T, F]
+    silu_multiply(w.gate.data(), w.up.data(), w.hidden.data(), 1LL * rows * c.ffn_size, stream);
+    matmul(gpu, w.hidden.data(), lw.w_down.data(), w.update.data(), rows, c.ffn_size, D);  // [B*T, D]
+    residual_add(w.x.data(), w.update.data(), 1LL * rows * D, stream);
+}
+
+}  // namespace
+
+const char* to_string(GpuAttention kernel) {
+    switch (kernel) {
+        case GpuAttention::eager: return "eager";
+        case GpuAttention::flash: return "flash";
+        case GpuAttention::decode_split: return "decode_split";
+    }
+    return "?";
+}
+
+GpuModel upload_model(const Model<float>& model) {
+    require_shapes(model.config, model.weights);
+    GpuModel g;
+    g.config = model.config;
+    g.embedding = upload(model.weights.embedding);
+    for (const LayerWeights<float>& w : model.weights.layers)
+        g.layers.push_back({upload(w.attn_norm), upload(w.wq), upload(w.wk), upload(w.wv), upload(w.wo),
+                            upload(w.ffn_norm), upload(w.w_gate), upload(w.w_up), upload(w.w_down)});
+    g.final_norm = upload(model.weights.final_norm);
+    if (!model.config.tie_embeddings) g.lm_head = upload(model.weights.lm_head);
+    return g;
+}
+
+GpuKVCache make_gpu_cache(const ModelConfig& c, int batch, int capacity) {
+    GpuKVCache cache;
+    cache.batch = batch;
+    cache.capacity = capacity;
+    const std::size_t per_layer = std::size_t(batch) * c.n_kv_heads * std::size_t(capacity) * c.head_dim;
+    for (int l = 0; l < c.n_layers; ++l) {
+        cache.keys.emplace_back(per_layer);
+        cache.values.emplace_back(per_layer);
+        cache.keys.back().fill_zero();
+        cache.values.back().fill_zero();
+    }
+    return cache;
+}
+
+Tensor3<float> gpu_forward(const GpuRuntime& gpu, const GpuModel& model, GpuKVCache& cache, const TokenIds& tokens,
+                           GpuAttention kernel, std::vector<Tensor4<float>>* probs) {
+    const ModelConfig& c = model.config;
+    const int B = int(tokens.shape(0)), T = int(tokens.shape(1));
+    if (B == 0 || T == 0) throw InputError("gpu forward: at least one token per sequence is required");
+    if (B != cache.batch) throw InputError("gpu forward: batch differs from the cache's");
+    if (cache.position + T > cache.capacity)
+        throw InputError("gpu forward: the cache holds " + std::to_string(cache.capacity) + " tokens, " +
+                         std::to_string(cache.position + T) + " needed");
+    if (kernel == GpuAttention::decode_split && T != 1)
+        throw InputError("gpu forward: the split-K decode kernel takes one new token per sequence");
+    if (kernel == GpuAttention::flash && !flash_plain_supports(c.head_dim))
+        throw InputError("gpu forward: the flash kernel is compiled for head dims 8, 64 and 128, not " +
+                         std::to_string(c.head_dim));
+    if (probs && kernel != GpuAttention::eager) throw InputError("gpu forward: only eager attention keeps probabilities");
+    for (const std::int32_t id : tokens)  // the core's check, before any work
+        if (id < 0 || id >= c.vocab_size)
+            throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(c.vocab_size - 1) + "]");
+
+    const int rows = B * T, S = int(cache.position) + T;
+    Workspace w = make_workspace(gpu, c, kernel, B, T, S);
+    const DeviceBuffer<std::int32_t> ids(std::vector<std::int32_t>(tokens.begin(), tokens.end()));  // [B*T]
+    embedding_gather(model.embedding.data(), ids.data(), w.x.data(), rows, c.hidden_size, gpu.stream());  // [B*T, D]
+    if (probs) probs->assign(std::size_t(c.n_layers), {});
+    for (int l = 0; l < c.n_layers; ++l)
+        decoder_layer(gpu, c, model.layers[l], cache, l, B, T, kernel, w, probs ? &(*probs)[l] : nullptr);
+    cache.position += T;
+
+    rms_norm(w.x.data(), model.final_norm.data(), w.h.data(), rows, c.hidden_size, float(c.rms_norm_eps), gpu.stream());
+    DeviceBuffer<float> logits(std::size_t(rows) * c.vocab_size);  // [B*T, V]
+    if (c.tie_embeddings)
+        matmul_transposed(gpu, w.h.data(), model.embedding.data(), logits.data(), rows, c.hidden_size, c.vocab_size);
+    else
+        matmul(gpu, w.h.data(), model.lm_head.data(), logits.data(), rows, c.hidden_size, c.vocab_size);
+    gpu.synchronize();
+    Tensor3<float> host({std::size_t(B), std::size_t(T), std::size_t(c.vocab_size)});
+    CUDA_CHECK(cudaMemcpy(host.data(), logits.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return host;
+}
+
+}  // namespace anatomy::gpu

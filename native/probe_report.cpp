@@ -1,0 +1,111 @@
+#include "probe_report.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "checks.hpp"
+#include "verify_table.hpp"
+
+namespace anatomy::native {
+namespace {
+
+std::string format(const char* pattern, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, pattern, value);
+    return text;
+}
+
+std::string shape_text(const nlohmann::json& shape) {
+    if (!shape.is_array()) return shape.get<std::string>();
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i].get<long long>());
+    return text + "]";
+}
+
+// 1234567 -> "1,234,567"
+std::string grouped(long long n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string rate(const nlohmann::json& value) {
+    return value.is_null() ? "-" : format("%.2f tok/s", value.get<double>());
+}
+
+}  // namespace
+
+void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
+    const nlohmann::json& c = trace["config"];
+    const nlohmann::json& p = trace["probe"];
+    const nlohmann::json& precision = p["precision"];
+    out << "attn probe: " << p["model"]["name"].get<std::string>() << " (" << p["model"]["path"].get<std::string>() << "), cpu: "
+        << p["device"]["name"].get<std::string>() << "\n";
+    out << "  " << c["n_layers"] << " layers, hidden " << c["hidden_size"] << ", " << c["n_heads"] << " query heads sharing "
+        << c["n_kv_heads"] << " KV heads, head dim " << c["head_dim"] << ", SwiGLU " << c["ffn_size"] << ", vocabulary "
+        << c["vocab_size"] << "\n";
+    out << "  weights " << precision["weights_held"].get<std::string>() << " (stored " << precision["weights_stored"].get<std::string>()
+        << "; " << grouped(precision["weight_bytes_in_place"].get<long long>()) << " B read in place, "
+        << grouped(precision["weight_bytes_converted"].get<long long>()) << " B converted), activations float32, KV cache "
+        << precision["kv_cache"].get<std::string>() << "\n\n";
+
+    out << "prompt (" << trace["tokens"][0].size() << " tokens):";
+    for (const nlohmann::json& text : trace["token_text"][0]) out << " " << text.dump();
+    out << "\n\nweights per layer, as stored [out, in]:";
+    for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "input_layernorm",
+                             "post_attention_layernorm"})
+        out << (std::string(name) == "gate_proj" ? "\n   " : "") << "  " << name << " " << shape_text(p["shapes"]["layer"][name]);
+    out << "\n     embed_tokens " << shape_text(p["shapes"]["embed_tokens"]) << "  lm_head " << shape_text(p["shapes"]["lm_head"]) << "\n";
+    out << "layer 0 on this prompt, in the order computed:";
+    std::size_t column = 0;
+    for (const nlohmann::json& step : p["shapes"]["block"]) {
+        const std::string item = "  " + step["name"].get<std::string>() + " " + shape_text(step["shape"]);
+        if (column + item.size() > 110) out << "\n   ", column = 0;
+        out << item;
+        column += item.size();
+    }
+    const nlohmann::json& cache = p["cache"];
+    out << "\nKV cache (" << cache["dtype"].get<std::string>() << "): " << grouped(cache["scalars_per_token"].get<long long>())
+        << " scalars = " << grouped(cache["bytes_per_token"].get<long long>()) << " B per token; " << cache["tokens"]
+        << " tokens held = " << grouped(cache["total_bytes"].get<long long>()) << " B, each layer's keys and values "
+        << shape_text(cache["layer_tensor_shape"]) << "\n\n";
+
+    std::vector<CheckRecord> checks;
+    for (const nlohmann::json& r : trace["checks"])
+        checks.push_back({r["id"], r["name"], r["compares"], r["max_abs_error"].is_null() ? 1e300 : r["max_abs_error"].get<double>(),
+                          r["tolerance"], r["relation"], r["passed"]});
+    print_check_table(out, checks);
+
+    const nlohmann::json& sinks = p["sinks"];
+    out << "\nattention sinks: mean weight that queries " << sinks["queries_from"] << ".." << sinks["queries_to"]
+        << " give position 0 (spread evenly it would be " << format("%.3f", sinks["uniform_baseline"].get<double>()) << ")\n";
+    const nlohmann::json& per_head = trace["sink_stats"];
+    for (std::size_t l = 0; l < per_head.size(); ++l) {
+        double high = 0;
+        for (const nlohmann::json& h : per_head[l]) high = std::max(high, h.get<double>());
+        out << "  layer " << (l < 10 ? " " : "") << l << "  mean over heads " << format("%.3f", sinks["layer_mean"][l].get<double>())
+            << "  highest head " << format("%.3f", high) << "\n";
+    }
+    out << "\nnext token:";
+    for (const nlohmann::json& t : p["top_next"])
+        out << "  " << t["token_text"].dump() << " " << format("%.3f", t["probability"].get<double>());
+    const nlohmann::json& cont = p["continuation"];
+    out << "\ncontinuation (" << cont["ids"].size() << " of " << cont["requested"] << " tokens"
+        << (cont["stopped_at_eos"].get<bool>() ? ", stopped at EOS" : "") << "): " << cont["text"].dump() << "\n\n";
+
+    const nlohmann::json& t = p["timing"];
+    out << "time: load " << format("%.2f s", t["load_seconds"].get<double>()) << "; prefill " << t["prefill_tokens"] << " tokens in one pass "
+        << format("%.2f s", t["prefill_seconds"].get<double>()) << " (" << rate(t["prefill_tokens_per_second"]) << "); one token at a time "
+        << format("%.2f s", t["cached_prefill_seconds"].get<double>()) << " (" << rate(t["cached_prefill_tokens_per_second"])
+        << "); decode " << t["decode_steps"] << " steps " << format("%.2f s", t["decode_seconds"].get<double>()) << " ("
+        << rate(t["decode_tokens_per_second"]) << ")\n";
+    out << "memory: peak RSS " << format("%.1f MB", double(t["peak_rss_bytes"].get<long long>()) / 1e6)
+        << " (mapped weight pages count once read); load average " << format("%.2f", t["load_average"][0].get<double>()) << " "
+        << format("%.2f", t["load_average"][1].get<double>()) << " " << format("%.2f", t["load_average"][2].get<double>()) << " on "
+        << p["device"]["hardware_threads"] << " hardware threads, " << p["device"]["threads_used"] << " used\n";
+}
+
+}  // namespace anatomy::native

@@ -1,0 +1,13 @@
+// The text `attn probe` prints: what was run, the checks, sinks, next tokens and timing.
+#pragma once
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+namespace anatomy::native {
+
+// Prints the summary of a probe trace (as run_probe and the probe command fill it).
+void print_probe_report(std::ostream& out, const nlohmann::json& trace);
+
+}  // namespace anatomy::native

@@ -1,0 +1,21 @@
+// What the machine and this process look like while a command runs: peak memory,
+// load average, the CPU's name. Linux (getrusage, getloadavg, /proc/cpuinfo).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace anatomy::native {
+
+// Peak resident set size of this process so far, in bytes (getrusage ru_maxrss).
+// Pages of a memory-mapped file count once they have been read.
+std::int64_t peak_rss_bytes();
+// The 1, 5 and 15 minute load averages (zeros when unavailable).
+std::array<double, 3> load_average();
+// "model name" from /proc/cpuinfo, or "unknown CPU".
+std::string cpu_name();
+// Hardware threads this process may run on.
+int cpu_threads();
+
+}  // namespace anatomy::native
