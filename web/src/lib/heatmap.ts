@@ -48,9 +48,9 @@ export class Heatmap {
   private focus = { row: 0, col: 0 };
   private selectedRow: number | null = null;
   private title = '';
-  // The stage's width as last reported by a ResizeObserver. Reading clientWidth in
-  // every draw instead forces a layout of the whole page each time, which made a
-  // redraw of four heatmaps cost tens of milliseconds on the chapter page.
+  // The stage's width as last reported by a ResizeObserver (null until its first
+  // report). Reading clientWidth in every draw instead forces a layout of the whole
+  // page each time, which made a redraw of four heatmaps cost tens of milliseconds.
   private stageWidth: number | null = null;
   private hatch: CanvasPattern | string | null = null;
   // Left margin: wide enough for the longest row label (token text), within limits.
@@ -69,7 +69,8 @@ export class Heatmap {
     this.live = el('p', { id: liveId, class: 'heatmap-readout', 'aria-live': 'polite' });
     this.legend = el('canvas', { class: 'heatmap-legend', width: 240, height: 12, 'aria-hidden': 'true' });
     this.legendLabels = el('div', { class: 'heatmap-legend-labels' });
-    this.tableHost = el('div', { class: 'heatmap-table', hidden: true });
+    // A scrolling region: focusable so a keyboard can scroll it (and axe asks for it).
+    this.tableHost = el('div', { class: 'heatmap-table', hidden: true, tabindex: 0, role: 'region', 'aria-label': 'Heatmap values as a table' });
 
     const tableToggle = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false' }, 'Show as table');
     tableToggle.addEventListener('click', () => {
@@ -149,8 +150,12 @@ export class Heatmap {
 
   private draw(): void {
     const data = this.data;
-    if (!data) return;
-    const stageWidth = this.stageWidth ?? this.canvas.parentElement!.clientWidth;
+    // Until the ResizeObserver has reported the stage's width there is nothing to size
+    // the cells by; its first report (before the next frame is painted) draws. Asking
+    // for clientWidth here instead would force a layout of the page in the middle of
+    // building it, which was the largest single cost of the chapter's first heatmap.
+    if (!data || this.stageWidth === null) return;
+    const stageWidth = this.stageWidth;
     this.left = this.leftMargin(data, stageWidth || 320);
     const available = Math.max(120, (stageWidth || 320) - this.left - 4);
     this.cell = Math.max(4, Math.min(this.options.maxCellPx ?? 28, Math.floor(available / data.cols)));

@@ -15,6 +15,11 @@ export type MountWidget = (root: HTMLElement, context: WidgetContext) => void | 
 
 /** Mounts every [data-widget] element of the page whose name is in `widgets` (listed by priority). */
 export async function mountWidgets(widgets: Record<string, MountWidget>): Promise<void> {
+  // User-timing marks (web/bench/page-speed.mjs reports them): when the page's
+  // script started, when the core was ready, and when each widget was built.
+  performance.mark('anatomy:script-start');
+  const coreLoading = loadCore();
+  coreLoading.catch(() => {}); // reported below, in the widgets
   const hosts = [...document.querySelectorAll<HTMLElement>('[data-widget]')].filter((h) => h.dataset.widget! in widgets);
   const bodies = hosts.map((host) => {
     const body = host.querySelector<HTMLElement>('.widget-body') ?? host.appendChild(el('div', { class: 'widget-body' }));
@@ -25,7 +30,8 @@ export async function mountWidgets(widgets: Record<string, MountWidget>): Promis
   });
   let core: RawCore;
   try {
-    core = await loadCore();
+    core = await coreLoading;
+    performance.mark('anatomy:core-ready');
   } catch (error) {
     hosts.forEach((host, i) => {
       const status = el('p', { class: 'status' });
@@ -51,6 +57,7 @@ export async function mountWidgets(widgets: Record<string, MountWidget>): Promis
     try {
       await widgets[name](body, { core, state: new UrlState(name) });
       host.dataset.ready = 'true';
+      performance.mark(`anatomy:mounted:${name}`);
     } catch (error) {
       const status = el('p', { class: 'status' });
       setStatus(status, `This widget failed to start: ${error instanceof Error ? error.message : String(error)}`, 'error');

@@ -17,7 +17,8 @@ import { contributionTable, FollowedRow, largestGap, weightChart, weightTable } 
 export interface AttentionRun {
   config: Pick<ModelConfig, 'n_layers' | 'n_heads' | 'n_kv_heads'>;
   tokens: number[][];                // [B][T] token ids
-  tokenText?: string[][];            // [B][T], when a trace names its tokens
+  tokenText?: string[][];            // [B][T], when a trace names its tokens (readout, sequence line)
+  axisText?: string[][];             // [B][T], shorter forms of tokenText for the axis ticks
   probabilities: number[][][][][];   // [L][B][Hq][T][S], S = T
   /** What the heads mixed; only the live core has it (a trace keeps probabilities only). */
   mixing?: {
@@ -72,9 +73,9 @@ function tokenLabel(run: AttentionRun, batch: number, position: number): string 
   return text !== undefined ? JSON.stringify(text) : `id ${run.tokens[batch][position]}`;
 }
 
-/** Axis tick: the position, or the token's own text when the trace has it. */
+/** Axis tick: the position, or the token's own (possibly shortened) text when the trace has it. */
 function axisLabel(run: AttentionRun, batch: number, position: number): string {
-  return run.tokenText?.[batch]?.[position] ?? String(position);
+  return run.axisText?.[batch]?.[position] ?? run.tokenText?.[batch]?.[position] ?? String(position);
 }
 
 function probabilityData(run: AttentionRun, sel: Selection, head: number): HeatmapData {

@@ -1,10 +1,30 @@
 // Reading a trace file (docs/trace-schema.md, version 1) strictly: every field
 // the schema lists, with the types and shapes the configuration and tokens
-// imply, and only finite numbers. The first problem found is raised as a
+// imply, and only finite numbers. A trace from `attn probe` adds logits_positions,
+// sink_stats and a probe record; when present they are checked the same way, down
+// to the parts the viewer shows. The first problem found is raised as a
 // TraceFormatError whose message names the field, so the reader can act on it.
 import type { CheckRecord, ModelConfig, Trace } from '../lib/core';
 
 export class TraceFormatError extends Error {}
+
+/** The parts of `attn probe`'s own record that the viewer shows (docs/trace-schema.md, "Probe traces"). */
+export interface ProbeRecord {
+  dtype: string;
+  model: { path: string; name: string };
+  prompt: { source: 'text'; text: string; chat: boolean } | { source: 'ids'; ids: number[] };
+  top_next: { id: number; token_text: string; probability: number; logit: number }[];
+  continuation: { requested: number; ids: number[]; token_text: string[]; text: string; stopped_at_eos: boolean };
+  cached_vs_full: { positions: number; max_abs_diff: number; tolerance: number; argmax_agrees: boolean[]; all_argmax_agree: boolean };
+  sinks: { queries_from: number; queries_to: number; uniform_baseline: number; layer_mean: number[] };
+}
+
+/** A validated trace, with the optional fields a probe adds. */
+export interface OpenedTrace extends Trace {
+  logits_positions?: number[];   // [R]: row i of logits[b] is position logits_positions[i]
+  sink_stats?: number[][];       // [L][Hq]: mean probability the second half of the queries give position 0
+  probe?: ProbeRecord;
+}
 
 // A tiny-model trace is at most about 4 MB (32 ids, batch 16). A pretrained
 // probe's grows with layers x heads x T^2; past this size parsing would stall the
@@ -22,7 +42,7 @@ export function checkTraceSize(bytes: number): void {
 }
 
 /** Parses and validates a trace's text. */
-export function parseTrace(text: string): Trace {
+export function parseTrace(text: string): OpenedTrace {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -199,8 +219,8 @@ function checkBuild(value: unknown): Trace['build'] {
   };
 }
 
-/** Checks `value` against schema version 1 and returns it typed as a Trace. */
-export function validateTrace(value: unknown): Trace {
+/** Checks `value` against schema version 1 and returns it typed, with the probe's fields when it has them. */
+export function validateTrace(value: unknown): OpenedTrace {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     fail(`it holds ${describe(value)}, not a trace object.`);
   const t = value as Json;
@@ -222,10 +242,15 @@ export function validateTrace(value: unknown): Trace {
     if (x !== at[0]) fail(`${where()} should be ${at[0]} (a trace starts at position 0), but is ${describe(x)}.`);
   });
   checkLayers(field(t, 'layers', ''), config, B, T);
+  const logitRows = 'logits_positions' in t ? checkLogitsPositions(t.logits_positions, T).length : T;
   walk(
     field(t, 'logits', ''),
     'logits',
-    [{ size: B, what: 'one per row of tokens' }, { size: T, what: 'one per token' }, { size: config.vocab_size, what: 'config.vocab_size' }],
+    [
+      { size: B, what: 'one per row of tokens' },
+      { size: logitRows, what: logitRows === T ? 'one per token' : 'one per entry of logits_positions' },
+      { size: config.vocab_size, what: 'config.vocab_size' },
+    ],
     (x, _, where) => finite(x, where()),
   );
   const checks = checkRecords(field(t, 'checks', ''));
@@ -237,5 +262,137 @@ export function validateTrace(value: unknown): Trace {
   checkBuild(field(t, 'build', ''));
   if ('token_text' in t)
     walk(t.token_text, 'token_text', [{ size: B, what: 'one per row of tokens' }, { size: T, what: 'one per token' }], (x, _, where) => string(x, where()));
-  return value as Trace;
+  if ('sink_stats' in t) checkSinkStats(t.sink_stats, config);
+  if ('probe' in t) {
+    if (!('sink_stats' in t)) fail('the field sink_stats is missing: a probe trace records it next to probe.sinks.');
+    checkProbe(t.probe, config, T, t.sink_stats as number[][]);
+  }
+  return value as OpenedTrace;
+}
+
+// ---------------------------------------------------------------- what the probe adds
+
+/** logits_positions [R]: distinct positions of the tokens, in increasing order. */
+function checkLogitsPositions(value: unknown, T: number): number[] {
+  if (!Array.isArray(value) || value.length === 0)
+    fail(`logits_positions should be a non-empty list of positions (0 to ${T - 1}), but is ${describe(value)}.`);
+  value.forEach((x, i) => {
+    integer(x, `logits_positions[${i}]`, 0, T - 1);
+    if (i > 0 && x <= value[i - 1])
+      fail(`logits_positions[${i}] is ${x}, but must be greater than logits_positions[${i - 1}] (${value[i - 1]}): each position is listed once, in increasing order.`);
+  });
+  return value as number[];
+}
+
+function probability(value: unknown, path: string): number {
+  const p = finite(value, path);
+  if (p < 0 || p > 1) fail(`${path} is ${p}, but a probability lies between 0 and 1.`);
+  return p;
+}
+
+/** sink_stats [L][Hq]: one probability per layer and query head. */
+function checkSinkStats(value: unknown, config: ModelConfig): void {
+  walk(
+    value,
+    'sink_stats',
+    [{ size: config.n_layers, what: 'config.n_layers layers' }, { size: config.n_heads, what: 'config.n_heads query heads' }],
+    (x, _, where) => probability(x, where()),
+  );
+}
+
+// Means the page recomputes from the trace's own numbers must agree with the file's
+// up to double rounding: the probe sums in the same order, in double.
+const recomputedTolerance = 1e-9;
+
+function checkProbe(value: unknown, config: ModelConfig, T: number, sinkStats: number[][]): void {
+  const probe = object(value, 'probe');
+  const part = (name: string) => object(field(probe, name, 'probe.'), `probe.${name}`);
+  string(field(probe, 'dtype', 'probe.'), 'probe.dtype');
+  const model = part('model');
+  for (const name of ['path', 'name']) string(field(model, name, 'probe.model.'), `probe.model.${name}`);
+  checkPrompt(part('prompt'), config.vocab_size);
+  checkTopNext(field(probe, 'top_next', 'probe.'), config.vocab_size);
+  checkContinuation(part('continuation'), config.vocab_size);
+  checkCachedVsFull(part('cached_vs_full'), T);
+  checkSinks(part('sinks'), T, sinkStats);
+}
+
+function checkPrompt(prompt: Json, vocabSize: number): void {
+  const source = field(prompt, 'source', 'probe.prompt.');
+  if (source === 'text') {
+    string(field(prompt, 'text', 'probe.prompt.'), 'probe.prompt.text');
+    boolean(field(prompt, 'chat', 'probe.prompt.'), 'probe.prompt.chat');
+  } else if (source === 'ids') {
+    const ids = field(prompt, 'ids', 'probe.prompt.');
+    if (!Array.isArray(ids)) fail(`probe.prompt.ids should be a list of token ids, but is ${describe(ids)}.`);
+    ids.forEach((id, i) => integer(id, `probe.prompt.ids[${i}]`, 0, vocabSize - 1));
+  } else {
+    fail(`probe.prompt.source should be "text" or "ids", but is ${describe(source)}.`);
+  }
+}
+
+function checkTopNext(value: unknown, vocabSize: number): void {
+  if (!Array.isArray(value) || value.length === 0) fail(`probe.top_next should be a non-empty list of tokens, but is ${describe(value)}.`);
+  value.forEach((item, i) => {
+    const path = `probe.top_next[${i}]`;
+    const token = object(item, path);
+    integer(field(token, 'id', `${path}.`), `${path}.id`, 0, vocabSize - 1);
+    string(field(token, 'token_text', `${path}.`), `${path}.token_text`);
+    probability(field(token, 'probability', `${path}.`), `${path}.probability`);
+    finite(field(token, 'logit', `${path}.`), `${path}.logit`);
+  });
+}
+
+function checkContinuation(continuation: Json, vocabSize: number): void {
+  const path = 'probe.continuation';
+  integer(field(continuation, 'requested', `${path}.`), `${path}.requested`, 0);
+  const ids = field(continuation, 'ids', `${path}.`);
+  if (!Array.isArray(ids)) fail(`${path}.ids should be a list of token ids, but is ${describe(ids)}.`);
+  ids.forEach((id, i) => integer(id, `${path}.ids[${i}]`, 0, vocabSize - 1));
+  walk(field(continuation, 'token_text', `${path}.`), `${path}.token_text`, [{ size: ids.length, what: `one per id of ${path}.ids` }], (x, _, where) =>
+    string(x, where()),
+  );
+  string(field(continuation, 'text', `${path}.`), `${path}.text`);
+  boolean(field(continuation, 'stopped_at_eos', `${path}.`), `${path}.stopped_at_eos`);
+}
+
+function checkCachedVsFull(comparison: Json, T: number): void {
+  const path = 'probe.cached_vs_full';
+  const positions = field(comparison, 'positions', `${path}.`);
+  if (positions !== T) fail(`${path}.positions should be ${T} (the prompt's tokens), but is ${describe(positions)}.`);
+  const diff = finite(field(comparison, 'max_abs_diff', `${path}.`), `${path}.max_abs_diff`);
+  if (diff < 0) fail(`${path}.max_abs_diff is ${diff}, but a largest absolute difference cannot be negative.`);
+  finite(field(comparison, 'tolerance', `${path}.`), `${path}.tolerance`);
+  const agrees: boolean[] = [];
+  walk(field(comparison, 'argmax_agrees', `${path}.`), `${path}.argmax_agrees`, [{ size: T, what: 'one per token' }], (x, _, where) =>
+    agrees.push(boolean(x, where())),
+  );
+  const all = boolean(field(comparison, 'all_argmax_agree', `${path}.`), `${path}.all_argmax_agree`);
+  if (all !== agrees.every(Boolean))
+    fail(`${path}.all_argmax_agree is ${all}, but ${path}.argmax_agrees ${all ? 'has a position that differs' : 'agrees at every position'}.`);
+}
+
+/** probe.sinks: which queries sink_stats averages, the even-spread baseline and the layer means, each checked against sink_stats. */
+function checkSinks(sinks: Json, T: number, sinkStats: number[][]): void {
+  const path = 'probe.sinks';
+  const from = integer(field(sinks, 'queries_from', `${path}.`), `${path}.queries_from`, 0, T - 1);
+  const to = integer(field(sinks, 'queries_to', `${path}.`), `${path}.queries_to`, from, T - 1);
+  const baseline = probability(field(sinks, 'uniform_baseline', `${path}.`), `${path}.uniform_baseline`);
+  const expected = evenSpreadShare(from, to);
+  if (Math.abs(baseline - expected) > recomputedTolerance)
+    fail(`${path}.uniform_baseline is ${baseline}, but queries ${from} to ${to} spreading their attention evenly give position 0 ${expected} on average.`);
+  walk(field(sinks, 'layer_mean', `${path}.`), `${path}.layer_mean`, [{ size: sinkStats.length, what: 'config.n_layers layers' }], (x, at, where) => {
+    const mean = probability(x, where());
+    const heads = sinkStats[at[0]];
+    const recomputed = heads.reduce((sum, p) => sum + p, 0) / heads.length;
+    if (Math.abs(mean - recomputed) > recomputedTolerance)
+      fail(`${where()} is ${mean}, but the mean of sink_stats[${at[0]}] is ${recomputed}.`);
+  });
+}
+
+/** What position 0 gets on average over queries from..to when query t spreads its attention evenly over its t + 1 keys. */
+export function evenSpreadShare(from: number, to: number): number {
+  let sum = 0;
+  for (let t = from; t <= to; t++) sum += 1 / (t + 1);
+  return sum / (to - from + 1);
 }

@@ -1,17 +1,68 @@
-// W8, open a trace: a file from `attn verify --export-trace` (or the pretrained
-// probe), or the page's own from the wasm core, checked against the schema and
+// W8, open a trace: a file from `attn verify --export-trace` or `attn probe
+// --output`, or the page's own from the wasm core, checked against the schema and
 // shown with the explorer's heatmaps, its configuration, build and check records.
-// A file that is not a valid trace gets one message naming the problem; the
-// widget keeps showing whatever it showed before.
-import { call, CoreError, CheckRecord, Trace } from '../lib/core';
+// A probe's trace also gets its own summary (prompt, next tokens, continuation,
+// cache against full pass) and a plot of its attention sinks; its token text labels
+// the heatmaps' axes, with whitespace made visible. A file that is not a valid
+// trace gets one message naming the problem; the widget keeps showing whatever it
+// showed before.
+import { call, CoreError } from '../lib/core';
 import { el, labelled, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
-import { AttentionView, kvHead } from './attention-view';
-import { checkTraceSize, parseTrace, TraceFormatError, validateTrace } from './trace-file';
+import { AttentionRun, AttentionView } from './attention-view';
+import { probeSummary } from './probe-summary';
+import { SinkData, SinkPlot } from './sink-plot';
+import { maxLabelChars, tokenLabel, visibleText, whitespaceKey } from './token-text';
+import { checkTraceSize, OpenedTrace, parseTrace, ProbeRecord, TraceFormatError, validateTrace } from './trace-file';
+import { checksTable, traceSummary } from './trace-summary';
 
 const noMixingNote =
   'A trace file keeps the probabilities, not the value vectors, so it cannot show what each key adds to the head output. ' +
   'The attention explorer above computes that live for any ids.';
+
+const tokenKeyNote =
+  `On the axes, ${whitespaceKey}; pieces longer than ${maxLabelChars} characters are cut short with an ellipsis (…). ` +
+  'The token list above and the readout under the heatmap give each one in full.';
+
+/** The heatmaps' input: the trace's probabilities, its token text made visible (shortened on the axes). */
+function attentionRun(trace: OpenedTrace): AttentionRun {
+  return {
+    config: trace.config,
+    tokens: trace.tokens,
+    tokenText: trace.token_text?.map((row) => row.map(visibleText)),
+    axisText: trace.token_text?.map((row) => row.map(tokenLabel)),
+    probabilities: trace.layers.map((l) => l.probabilities),
+  };
+}
+
+// ---------------------------------------------------------------- a probe's sinks
+
+/** What the sink plot draws: the file's numbers, with the probe's baseline and query range when it records them. */
+function sinkData(stats: number[][], probe: ProbeRecord | undefined): SinkData {
+  if (probe)
+    return {
+      stats,
+      layerMean: probe.sinks.layer_mean,
+      baseline: probe.sinks.uniform_baseline,
+      queries: { from: probe.sinks.queries_from, to: probe.sinks.queries_to },
+    };
+  return { stats, layerMean: stats.map((heads) => heads.reduce((sum, p) => sum + p, 0) / heads.length), baseline: null, queries: null };
+}
+
+function sinkCaption(data: SinkData): string {
+  const queries = data.queries ? `queries ${data.queries.from} to ${data.queries.to} (the second half of the prompt)` : 'the second half of the queries';
+  return (
+    `Each dot is one query head: the mean weight that ${queries} put on position 0, the first token. ` +
+    "The line joins each layer's mean over its heads. " +
+    (data.baseline === null
+      ? ''
+      : 'The dashed line is what position 0 would get if each of those queries spread its weight evenly over the keys it may read: ' +
+        'heads far above it use the first token as a sink, a place to put attention they do not need elsewhere. ') +
+    'Click a dot, or press Enter on it, to show that layer and head in the heatmaps below.'
+  );
+}
+
+// ---------------------------------------------------------------- the widget
 
 export function mountTraceViewer(root: HTMLElement, context: WidgetContext): void {
   const status = el('p', { class: 'status', 'data-testid': 'w8-status' });
@@ -24,18 +75,44 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
     ownButton,
   );
   const summary = el('div', { class: 'trace-summary', 'data-testid': 'w8-summary', hidden: true });
-  const view = new AttentionView({ testPrefix: 'w8', batchLabel: (b) => `sequence ${b}`, noMixingNote, onChange: () => {} });
+  let run: AttentionRun | null = null;
+  const sinkPlot = new SinkPlot({
+    testPrefix: 'w8',
+    onSelect: (layer, head) => {
+      if (run) view.show(run, { ...view.selection, layer, head });
+    },
+  });
+  const sinkCaptionLine = el('p', { class: 'view-caption' });
+  const sinks = el('section', { class: 'trace-sinks', hidden: true }, el('h3', { class: 'view-subtitle' }, 'Attention sinks'), sinkCaptionLine, sinkPlot.root);
+  const view = new AttentionView({
+    testPrefix: 'w8',
+    batchLabel: (b) => `sequence ${b}`,
+    noMixingNote,
+    onChange: (selection) => sinkPlot.select(selection.layer, selection.head),
+  });
   const controls = el('div', { class: 'controls', hidden: true }, ...view.controls);
+  const tokenKey = el('p', { class: 'view-caption', 'data-testid': 'w8-token-key', hidden: true }, tokenKeyNote);
   const checks = el('div', { class: 'trace-checks', hidden: true });
   view.root.hidden = true;
-  // The checks come last: the heatmaps should sit right under their controls.
-  root.append(dropZone, status, summary, controls, view.root, checks);
+  // The sinks come before the controls, so a head picked on the plot shows up just below it;
+  // the checks come last: the heatmaps should sit right under their controls.
+  root.append(dropZone, status, summary, sinks, controls, tokenKey, view.root, checks);
   setStatus(status, 'No trace open yet. Choose a file, or load the trace the page computes itself.');
 
-  const show = (trace: Trace, source: string) => {
-    summary.replaceChildren(...summaryParts(trace));
+  const show = (trace: OpenedTrace, source: string) => {
+    const T = trace.tokens[0].length;
+    summary.replaceChildren(...traceSummary(trace), ...(trace.probe ? [probeSummary(trace.probe, T)] : []));
     checks.replaceChildren(checksTable(trace.checks, trace.all_checks_passed));
-    view.show({ config: trace.config, tokens: trace.tokens, tokenText: trace.token_text, probabilities: trace.layers.map((l) => l.probabilities) }, view.selection);
+    run = attentionRun(trace);
+    view.show(run, view.selection);
+    tokenKey.hidden = !trace.token_text;
+    sinks.hidden = !trace.sink_stats;
+    if (trace.sink_stats) {
+      const data = sinkData(trace.sink_stats, trace.probe);
+      sinkCaptionLine.textContent = sinkCaption(data);
+      sinkPlot.show(data);
+      sinkPlot.select(view.selection.layer, view.selection.head);
+    }
     for (const node of [summary, controls, view.root, checks]) node.hidden = false;
     setStatus(status, `Opened ${source}.`);
   };
@@ -88,97 +165,6 @@ function acceptDrops(target: HTMLElement, zone: HTMLElement, open: (file: File) 
   });
 }
 
-// ---------------------------------------------------------------- summary
-
 function formatBytes(bytes: number): string {
   return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/** Errors and bounds: exponent for the tiny ones, which is most of them. */
-function formatError(value: number | null): string {
-  if (value === null) return 'unbounded';
-  if (value === 0) return '0';
-  return Math.abs(value) < 1e-3 || Math.abs(value) >= 1e5 ? value.toExponential(2) : String(Number(value.toPrecision(6)));
-}
-
-function definitions(title: string, rows: [string, string][]): HTMLElement {
-  const list = el('dl');
-  for (const [term, value] of rows) list.append(el('dt', {}, term), el('dd', {}, value));
-  return el('section', {}, el('h3', { class: 'view-subtitle' }, title), list);
-}
-
-function weightsSource(weights: Record<string, unknown>): string {
-  if (weights.source === 'seed') return `seeded random, seed ${String(weights.seed)} (untrained)`;
-  if (weights.source === 'checkpoint') return `checkpoint ${String(weights.path)}`;
-  return JSON.stringify(weights);
-}
-
-function summaryParts(trace: Trace): HTMLElement[] {
-  const c = trace.config;
-  const group = c.n_heads / c.n_kv_heads;
-  const model = definitions('Model', [
-    ['name', c.name],
-    ['layers', String(c.n_layers)],
-    ['query / KV heads', `${c.n_heads} / ${c.n_kv_heads}: head h reads KV head ⌊h/${group}⌋${c.n_heads > 1 ? `, e.g. head ${c.n_heads - 1} reads ${kvHead(c, c.n_heads - 1)}` : ''}`],
-    ['width, head dim, FFN', `${c.hidden_size}, ${c.head_dim}, ${c.ffn_size}`],
-    ['vocabulary', String(c.vocab_size)],
-    ['RoPE', `θ = ${c.rope_theta}, ${c.rope_pairing.replace('_', ' ')} pairing`],
-    ['RMSNorm ε', String(c.rms_norm_eps)],
-    ['tied embeddings', c.tie_embeddings ? 'yes' : 'no'],
-  ]);
-  const build = definitions('Where it ran', [
-    ['compiler', trace.build.compiler],
-    ['platform', trace.build.platform],
-    ['project version', trace.build.project_version],
-    ['weights', weightsSource(trace.weights)],
-    ['batch × tokens', `${trace.tokens.length} × ${trace.tokens[0].length}`],
-  ]);
-  const tokens = el('ul', { class: 'token-rows' });
-  trace.tokens.forEach((row, b) =>
-    tokens.append(el('li', {}, `sequence ${b}: ` + (trace.token_text ? trace.token_text[b].map((text) => JSON.stringify(text)).join(' ') : `ids ${row.join(', ')}`))),
-  );
-  const parts: HTMLElement[] = [
-    el('div', { class: 'summary-grid' }, model, build),
-    el('section', {}, el('h3', { class: 'view-subtitle' }, trace.token_text ? 'Tokens' : 'Token ids'), tokens),
-  ];
-  if ('sink_stats' in trace)
-    parts.push(el('details', {}, el('summary', {}, 'Attention-sink statistics recorded by the probe'), el('pre', {}, JSON.stringify(trace.sink_stats, null, 2))));
-  return parts;
-}
-
-function checksTable(checks: CheckRecord[], allPassed: boolean): HTMLElement {
-  const failed = checks.filter((c) => !c.passed).length;
-  const verdict = checks.length === 0 ? 'The trace records no checks.' : allPassed ? `All ${checks.length} checks passed.` : `${failed} of ${checks.length} checks failed.`;
-  const body = el('tbody');
-  for (const check of checks) {
-    body.append(
-      el(
-        'tr',
-        {},
-        el('td', {}, check.id),
-        el('td', { class: check.passed ? 'pass' : 'fail' }, check.passed ? 'PASS' : 'FAIL'),
-        el('td', {}, el('code', {}, check.name), el('br'), check.compares),
-        el('td', { class: 'number' }, formatError(check.max_abs_error)),
-        el('td', { class: 'number' }, `${check.relation === '<=' ? '≤' : '>'} ${formatError(check.tolerance)}`),
-      ),
-    );
-  }
-  return el(
-    'section',
-    {},
-    el('h3', { class: 'view-subtitle' }, 'Checks'),
-    el('p', { class: `verdict ${allPassed ? 'pass' : 'fail'}` }, verdict),
-    el(
-      'div',
-      { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'check records' },
-      el(
-        'table',
-        { class: 'data checks', 'data-testid': 'w8-checks' },
-        el('caption', { class: 'view-caption' }, 'Each check: its verdict, what it compares, the largest error found and the bound it must meet.'),
-        // The verdict comes second so that it stays in view when a phone scrolls the table.
-        el('thead', {}, el('tr', {}, ...['id', 'verdict', 'check', 'largest error', 'must be'].map((h) => el('th', { scope: 'col' }, h)))),
-        body,
-      ),
-    ),
-  );
 }

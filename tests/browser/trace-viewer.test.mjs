@@ -1,0 +1,239 @@
+// W8, the trace viewer, against a real `attn probe` trace: a tiny checkpoint written
+// by `attn export-checkpoint`, probed on a sentence, opened through the file input.
+// The page must show the file's own numbers (probabilities, token text, sink
+// statistics, next tokens, continuation), read them out on hover and keyboard, pick a
+// head from the sink plot, and refuse broken files with one line while staying usable.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { assertNoProblems, formatViolations, openPage, repoRoot, runAxe, startSite, waitForWidgets } from './harness.mjs';
+
+const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
+const prompt = 'the cat sat on the mat';
+let site, workDir, probeFile, probe;
+
+before(async () => {
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'w8-'));
+  const model = path.join(workDir, 'model');
+  probeFile = path.join(workDir, 'probe.json');
+  execFileSync(attn, ['export-checkpoint', model, '--config', 'tiny', '--seed', '3']);
+  execFileSync(attn, ['probe', '--model', model, '--prompt', prompt, '--generate', '4', '--output', probeFile]);
+  probe = JSON.parse(fs.readFileSync(probeFile, 'utf8'));
+  site = await startSite();
+});
+after(async () => {
+  await site?.close();
+  if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
+});
+
+/** Writes a changed copy of the probe trace and returns its path. */
+function variant(name, change) {
+  const copy = structuredClone(probe);
+  change(copy);
+  const file = path.join(workDir, name);
+  fs.writeFileSync(file, JSON.stringify(copy));
+  return file;
+}
+
+// The page's label rules (web/src/widgets/token-text.ts), restated: marks for space,
+// newline and tab, at most 12 characters with the ellipsis.
+function axisLabel(text) {
+  const marks = { ' ': '␣', '\n': '↵', '\t': '⇥' };
+  const chars = Array.from(text, (c) => marks[c] ?? c);
+  return chars.length <= 12 ? chars.join('') : chars.slice(0, 11).join('') + '…';
+}
+
+// formatNumber of web/src/lib/dom.ts, as the heatmap readout prints p.
+function formatP(p) {
+  return p !== 0 && Math.abs(p) < 1e-4 ? p.toExponential(2) : p.toFixed(4);
+}
+
+async function openW8(t) {
+  const opened = await openPage(site.browser, site.url('index.html'));
+  t.after(opened.close);
+  const widgets = await waitForWidgets(opened.page);
+  assert.equal(widgets.find((w) => w.name === 'w8')?.ready, 'true');
+  return opened;
+}
+
+/** Chooses a file in W8's input and waits for the status line to say how it went. */
+async function chooseFile(page, file) {
+  const before = await page.textContent('[data-testid="w8-status"]');
+  await page.setInputFiles('[data-testid="w8-file"]', file);
+  await page.waitForFunction((before) => document.querySelector('[data-testid="w8-status"]').textContent !== before, before);
+  return {
+    kind: await page.getAttribute('[data-testid="w8-status"]', 'data-kind'),
+    text: await page.textContent('[data-testid="w8-status"]'),
+  };
+}
+
+async function showHead(page, layer, head) {
+  await page.selectOption('[data-testid="w8-layer"]', String(layer));
+  await page.selectOption('[data-testid="w8-head"]', String(head));
+  await page.waitForFunction(([l, h]) => {
+    const main = document.querySelector('[data-testid="w8-heatmap-main"]');
+    return main.dataset.layer === String(l) && main.dataset.head === String(h);
+  }, [layer, head]);
+  return JSON.parse(await page.getAttribute('[data-testid="w8-heatmap-main"]', 'data-probabilities'));
+}
+
+test('W8 shows an attn probe trace: probabilities, token text, summary and sink plot', async (t) => {
+  const { page, problems } = await openW8(t);
+  const opened = await chooseFile(page, probeFile);
+  assert.equal(opened.kind, 'info', opened.text);
+  assert.match(opened.text, /^Opened probe\.json/);
+  const { n_layers: L, n_heads: H } = probe.config;
+  const tokenText = probe.token_text[0];
+  const T = tokenText.length;
+
+  // Every layer and head: the heatmap holds the file's probabilities, exactly (the page parses the same JSON).
+  for (let layer = 0; layer < L; layer++)
+    for (let head = 0; head < H; head++)
+      assert.deepEqual(await showHead(page, layer, head), probe.layers[layer].probabilities[0][head], `layer ${layer}, head ${head}`);
+
+  // The keyboard readout of one cell names both tokens and prints the file's p.
+  await showHead(page, 1, 2);
+  const main = page.locator('[data-testid="w8-heatmap-main"]');
+  await main.locator('canvas.heatmap-canvas').focus();
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowRight');
+  const readout = await main.locator('.heatmap-readout').textContent();
+  const p = probe.layers[1].probabilities[0][2][3][1];
+  assert.equal(readout, `layer 1, head 2, query 3 (${JSON.stringify(axisLabel(tokenText[3]))}) → key 1 (${JSON.stringify(axisLabel(tokenText[1]))}): p = ${formatP(p)}`);
+
+  // Axis labels: the token text, spaces marked (the table view lists exactly what the canvas draws).
+  await main.getByRole('button', { name: 'Show as table' }).click();
+  const columns = await main.locator('table thead th').allTextContents();
+  const rows = await main.locator('table tbody th').allTextContents();
+  assert.deepEqual(columns.slice(1), tokenText.map(axisLabel));
+  assert.deepEqual(rows, tokenText.map(axisLabel));
+  assert.ok(columns.includes('␣') && columns.includes('<s>'), `labels: ${columns.join(' ')}`);
+  assert.equal(await page.isVisible('[data-testid="w8-token-key"]'), true);
+  // The token list quotes every piece in full.
+  assert.equal(await page.textContent('[data-testid="w8-token-rows"] li'), `sequence 0: ${tokenText.map((x) => JSON.stringify(x)).join(' ')}`);
+
+  // The sink plot: one dot per layer and head holding sink_stats, the layer means, the even-spread line.
+  const plot = page.locator('[data-testid="w8-sink-plot"]');
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="w8-sink-plot"] circle[data-layer]').length === n, L * H);
+  const dots = await plot.locator('circle[data-layer]').evaluateAll((nodes) =>
+    nodes.map((n) => ({ layer: Number(n.dataset.layer), head: Number(n.dataset.head), value: Number(n.dataset.value) })));
+  const seen = new Set(dots.map((d) => `${d.layer},${d.head}`));
+  assert.equal(seen.size, L * H);
+  for (const d of dots) assert.equal(d.value, probe.sink_stats[d.layer][d.head], `sink dot layer ${d.layer} head ${d.head}`);
+  assert.equal(Number(await page.getAttribute('[data-testid="w8-sink-baseline"]', 'data-value')), probe.probe.sinks.uniform_baseline);
+  assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="w8-sink-mean"]', 'data-values')), probe.probe.sinks.layer_mean);
+  const legend = await plot.locator('.sink-legend').textContent();
+  for (const entry of ['one query head', 'mean over the layer', 'even spread']) assert.ok(legend.includes(entry), `legend: ${legend}`);
+  const axisTitles = await plot.locator('.sink-axis-title').allTextContents();
+  assert.deepEqual(axisTitles.sort(), ['layer', 'mean weight on position 0']);
+  // The text alternative: the table lists every value, and the plot's name gives the range.
+  const tableRows = await page.locator('[data-testid="w8-sink-table"] tbody tr').count();
+  assert.equal(tableRows, L);
+  assert.match(await page.getAttribute('[data-testid="w8-sink-svg"]', 'aria-label'), new RegExp(`${L} layers by ${H} query heads`));
+
+  // Keyboard on the plot: the readout follows the focused head; Enter shows it in the heatmaps.
+  await page.focus('[data-testid="w8-sink-svg"]');
+  await page.keyboard.press('Home');
+  await page.keyboard.press('ArrowRight');
+  const sinkReadout = await page.textContent('[data-testid="w8-sink-readout"]');
+  assert.match(sinkReadout, new RegExp(`^Layer 0, head 1: queries ${probe.probe.sinks.queries_from} to ${probe.probe.sinks.queries_to} put ${probe.sink_stats[0][1].toFixed(3)} `));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => {
+    const main = document.querySelector('[data-testid="w8-heatmap-main"]');
+    return main.dataset.layer === '0' && main.dataset.head === '1';
+  });
+  // Clicking a dot picks its layer and head too.
+  await plot.locator('circle[data-layer="1"][data-head="3"]').click();
+  await page.waitForFunction(() => {
+    const main = document.querySelector('[data-testid="w8-heatmap-main"]');
+    return main.dataset.layer === '1' && main.dataset.head === '3';
+  });
+  assert.equal(await page.inputValue('[data-testid="w8-layer"]'), '1');
+  assert.equal(await page.inputValue('[data-testid="w8-head"]'), '3');
+
+  // The probe's summary: checkpoint, prompt, the five next tokens with their probabilities, the continuation, cache vs full pass.
+  const summary = await page.textContent('[data-testid="w8-probe-summary"]');
+  assert.ok(summary.includes(JSON.stringify(prompt)), summary);
+  assert.ok(summary.includes(probe.probe.model.path), summary);
+  const top = await page.locator('[data-testid="w8-top-next"] tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => ({ token: tr.querySelector('code').textContent, id: Number(tr.dataset.tokenId), probability: Number(tr.dataset.probability) })));
+  assert.deepEqual(top, probe.probe.top_next.map((x) => ({ token: JSON.stringify(x.token_text), id: x.id, probability: x.probability })));
+  assert.equal(top.length, 5);
+  const continuation = await page.textContent('[data-testid="w8-continuation"]');
+  assert.ok(continuation.includes(JSON.stringify(probe.probe.continuation.text)), continuation);
+  assert.match(await page.textContent('[data-testid="w8-cached-vs-full"]'), new RegExp(`agrees at all ${T} positions`));
+  const checkIds = await page.locator('[data-testid="w8-checks"] tbody tr td:first-child').allTextContents();
+  assert.deepEqual(checkIds, probe.checks.map((c) => c.id));
+
+  // Nothing the viewer added trips axe (the sink table open, so it is scanned too). The heatmap's
+  // own table goes back to hidden first: its scrolling box is not focusable (web/src/lib/heatmap.ts).
+  await main.getByRole('button', { name: 'Hide table' }).click();
+  await page.locator('.sink-table-details summary').click();
+  const violations = (await runAxe(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.equal(violations.length, 0, formatViolations(violations));
+  assertNoProblems(problems, 'index.html with a probe trace');
+});
+
+test('W8 marks whitespace in labels and cuts long tokens short, quoting them in full elsewhere', async (t) => {
+  const { page, problems } = await openW8(t);
+  const pieces = ['\n', '\tab', ' internationalization'];
+  const file = variant('odd-tokens.json', (trace) => pieces.forEach((text, i) => (trace.token_text[0][i + 1] = text)));
+  assert.equal((await chooseFile(page, file)).kind, 'info');
+  const main = page.locator('[data-testid="w8-heatmap-main"]');
+  await main.getByRole('button', { name: 'Show as table' }).click();
+  const rows = await main.locator('table tbody th').allTextContents();
+  assert.deepEqual(rows.slice(1, 4), ['↵', '⇥ab', '␣internatio…']);
+  const list = await page.textContent('[data-testid="w8-token-rows"] li');
+  for (const text of pieces) assert.ok(list.includes(JSON.stringify(text)), list);
+  assertNoProblems(problems, 'index.html with odd token text');
+});
+
+const broken = [
+  {
+    name: 'logits_positions out of range',
+    change: (trace) => (trace.logits_positions = [trace.tokens[0].length]),
+    message: /logits_positions\[0\] should be an integer from 0 to 23, but is 24/,
+  },
+  {
+    name: 'logits_positions longer than the logits',
+    change: (trace) => (trace.logits_positions = [22, 23]),
+    message: /logits\[0\] has 1 entry, but should have 2 \(one per entry of logits_positions\)/,
+  },
+  {
+    name: 'sink_stats of the wrong shape',
+    change: (trace) => trace.sink_stats[1].pop(),
+    message: /sink_stats\[1\] has 3 entries, but should have 4 \(config\.n_heads query heads\)/,
+  },
+  {
+    name: 'a probe field of the wrong type',
+    change: (trace) => (trace.probe.top_next[0].probability = 'high'),
+    message: /probe\.top_next\[0\]\.probability should be a finite number/,
+  },
+];
+
+test('W8 refuses broken probe traces with one line and stays usable', async (t) => {
+  const { page, problems } = await openW8(t);
+  assert.equal((await chooseFile(page, probeFile)).kind, 'info');
+  const shown = await showHead(page, 0, 0);
+  for (const { name, change, message } of broken) {
+    const status = await chooseFile(page, variant(`${name.replace(/\W+/g, '-')}.json`, change));
+    assert.equal(status.kind, 'error', `${name}: ${status.text}`);
+    assert.match(status.text, message, name);
+    assert.ok(!status.text.includes('\n'), `${name}: the message is one line`);
+    // The last good trace stays on screen and still answers its controls.
+    assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="w8-heatmap-main"]', 'data-probabilities')), shown);
+    assert.deepEqual(await showHead(page, 1, 3), probe.layers[1].probabilities[0][3]);
+    await showHead(page, 0, 0);
+  }
+  // A fixed file opens again; a verify trace (the page's own) has no sink plot or probe summary.
+  assert.equal((await chooseFile(page, probeFile)).kind, 'info');
+  await page.click('[data-testid="w8-load-own"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="w8-status"]').textContent.startsWith("Opened the page's own trace"));
+  assert.equal(await page.isVisible('[data-testid="w8-sink-plot"]'), false);
+  assert.equal(await page.locator('[data-testid="w8-probe-summary"]').count(), 0);
+  assert.equal(await page.isVisible('[data-testid="w8-token-key"]'), false);
+  assertNoProblems(problems, 'index.html after broken traces');
+});
