@@ -1,6 +1,7 @@
 #include "number_args.hpp"
 
 #include <charconv>
+#include <sstream>
 
 #include "tensor.hpp"
 
@@ -15,6 +16,20 @@ std::uint64_t parse_decimal(const std::string& text, const std::string& flag, st
     if (error == std::errc::result_out_of_range || value < min || value > max)
         throw InputError(flag + " '" + text + "' is outside " + range);
     return value;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+    return parts;
+}
+
+std::vector<std::size_t> parse_size_list(const std::string& text, const std::string& flag) {
+    std::vector<std::size_t> sizes;
+    for (const std::string& part : split_commas(text)) sizes.push_back(parse_decimal(part, flag, 1, 1 << 20));
+    if (sizes.empty()) throw InputError(flag + " needs at least one size");
+    return sizes;
 }
 
 }  // namespace anatomy::native

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "tensor.hpp"  // InputError
 
 namespace anatomy::native {
 namespace {
@@ -166,6 +169,13 @@ void print_memory_table(std::ostream& out, const json& report) {
         previous_T[kernel] = T;
     }
     out << "\nA 4x longer sequence multiplies linear memory by 4 and quadratic memory by 16.\n";
+}
+
+void write_report_file(const std::string& path, const nlohmann::json& report) {
+    if (path.empty()) return;
+    std::ofstream file(path, std::ios::trunc);
+    file << report.dump(1) << "\n";
+    if (!file) throw InputError("cannot write the report to '" + path + "'");
 }
 
 }  // namespace anatomy::native

@@ -1,7 +1,9 @@
-// The tables `attn bench cpu` and `attn bench memory` print.
+// The tables `attn bench cpu` and `attn bench memory` print, and the JSON report file
+// every `attn bench` command can write.
 #pragma once
 
 #include <ostream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -14,5 +16,10 @@ void print_bench_table(std::ostream& out, const nlohmann::json& report);
 
 // Peak-memory rows of `attn bench memory`.
 void print_memory_table(std::ostream& out, const nlohmann::json& report);
+
+// Writes `report` (indented JSON) to `path`; nothing when `path` is empty. Throws
+// InputError when the file cannot be written (the commands call it once with an
+// empty object before the work, so a bad path fails in a second, not after it).
+void write_report_file(const std::string& path, const nlohmann::json& report);
 
 }  // namespace anatomy::native

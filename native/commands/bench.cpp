@@ -1,10 +1,8 @@
 // attn bench cpu | memory: the attention kernels against the core's reference,
 // NumPy and PyTorch (speed), and the streaming kernel's memory against T.
 // The method and this machine's numbers are in docs/perf.md.
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "bench/attention_bench.hpp"
 #include "bench/bench_table.hpp"
@@ -35,36 +33,15 @@ struct BenchCommandOptions {
     std::string reference_t = "256,512,1024";
 };
 
-std::vector<std::string> split(const std::string& text) {
-    std::vector<std::string> parts;
-    std::stringstream in(text);
-    for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-    return parts;
-}
-
-std::vector<std::size_t> size_list(const std::string& text, const std::string& flag) {
-    std::vector<std::size_t> sizes;
-    for (const std::string& part : split(text)) sizes.push_back(parse_decimal(part, flag, 1, 1 << 20));
-    if (sizes.empty()) throw InputError(flag + " needs at least one size");
-    return sizes;
-}
-
-void write_report(const std::string& path, const nlohmann::json& report) {
-    if (path.empty()) return;
-    std::ofstream file(path, std::ios::trunc);
-    file << report.dump(1) << "\n";
-    if (!file) throw InputError("cannot write the report to '" + path + "'");
-}
-
 int run_cpu(const BenchCommandOptions& c) {
     BenchOptions o = c.quick ? quick_bench_options() : BenchOptions{};
-    if (!c.prefill.empty()) o.prefill_T = size_list(c.prefill, "--prefill");
-    if (!c.decode.empty()) o.decode_S = size_list(c.decode, "--decode");
-    if (!c.kernels.empty()) o.kernels = bench_options_from_json({{"kernels", split(c.kernels)}}).kernels;
+    if (!c.prefill.empty()) o.prefill_T = parse_size_list(c.prefill, "--prefill");
+    if (!c.decode.empty()) o.decode_S = parse_size_list(c.decode, "--decode");
+    if (!c.kernels.empty()) o.kernels = bench_options_from_json({{"kernels", split_commas(c.kernels)}}).kernels;
     if (!c.runs.empty()) o.max_runs = int(parse_decimal(c.runs, "--runs", 1, 1000));
     if (!c.reference_max_t.empty())
         o.reference_max_T = parse_decimal(c.reference_max_t, "--reference-max-t", 1, 1 << 20);
-    if (!c.out_path.empty()) write_report(c.out_path, nlohmann::json::object());  // a bad path fails before the work
+    if (!c.out_path.empty()) write_report_file(c.out_path, nlohmann::json::object());  // a bad path fails before the work
 
     nlohmann::json report = run_attention_bench(o, [](const std::string& line) { std::cerr << "bench: " << line << "\n"; });
     const bool ours_validated = bench_all_validated(report);
@@ -76,7 +53,7 @@ int run_cpu(const BenchCommandOptions& c) {
     } else {
         report["peers"] = {{"numpy", {{"skipped", "SKIPPED: --no-peers"}}}, {"torch", {{"skipped", "SKIPPED: --no-peers"}}}};
     }
-    write_report(c.out_path, report);
+    write_report_file(c.out_path, report);
     if (c.json)
         std::cout << report.dump(1) << "\n";
     else
@@ -86,11 +63,11 @@ int run_cpu(const BenchCommandOptions& c) {
 
 int run_memory(const BenchCommandOptions& c) {
     MemoryOptions o;
-    for (std::size_t T : size_list(c.reference_t, "--reference-t")) o.runs.push_back({"reference", T});
-    for (std::size_t T : size_list(c.streaming_t, "--streaming-t")) o.runs.push_back({"streaming", T});
-    if (!c.out_path.empty()) write_report(c.out_path, nlohmann::json::object());
+    for (std::size_t T : parse_size_list(c.reference_t, "--reference-t")) o.runs.push_back({"reference", T});
+    for (std::size_t T : parse_size_list(c.streaming_t, "--streaming-t")) o.runs.push_back({"streaming", T});
+    if (!c.out_path.empty()) write_report_file(c.out_path, nlohmann::json::object());
     const nlohmann::json report = run_memory_bench(o);
-    write_report(c.out_path, report);
+    write_report_file(c.out_path, report);
     if (c.json)
         std::cout << report.dump(1) << "\n";
     else

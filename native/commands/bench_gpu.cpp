@@ -1,11 +1,10 @@
 // attn bench attention | decode --device cuda[:N] (native/cuda/gpu_bench.hpp).
 #include "commands/bench_gpu.hpp"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
+#include "bench/bench_table.hpp"
 #include "cuda/gpu_bench.hpp"
 #include "cuda/gpu_verify.hpp"
 #include "number_args.hpp"
@@ -22,25 +21,14 @@ struct GpuBenchFlags {
     std::string peers_script = std::string(ANATOMY_SOURCE_DIR) + "/native/bench/gpu_peers.py";
 };
 
-std::vector<int> int_list(const std::string& text, const std::string& flag) {
-    std::vector<int> values;
-    std::stringstream in(text);
-    for (std::string part; std::getline(in, part, ',');) values.push_back(int(parse_decimal(part, flag, 1, 1 << 20)));
-    if (values.empty()) throw InputError(flag + " needs at least one size");
-    return values;
+std::vector<int> int_sizes(const std::vector<std::size_t>& sizes) {
+    return std::vector<int>(sizes.begin(), sizes.end());  // each at most 2^20
 }
 
 int gpu_device(const std::string& text) {
     const int device = parse_device_flag(text);
     if (device < 0) throw InputError("--device cpu: this benchmark runs on a GPU (the CPU kernels: attn bench cpu)");
     return device;
-}
-
-void write_report(const std::string& path, const nlohmann::json& report) {
-    if (path.empty()) return;
-    std::ofstream file(path, std::ios::trunc);
-    file << report.dump(1) << "\n";
-    if (!file) throw InputError("cannot write the report to '" + path + "'");
 }
 
 int run_attention(const GpuBenchFlags& f) {
@@ -52,7 +40,7 @@ int run_attention(const GpuBenchFlags& f) {
         o.tokens_per_batch = 512;
         o.max_runs = 3;
     }
-    if (!f.sizes.empty()) o.T = int_list(f.sizes, "--t");
+    if (!f.sizes.empty()) o.T = int_sizes(parse_size_list(f.sizes, "--t"));
     if (!f.runs.empty()) o.max_runs = int(parse_decimal(f.runs, "--runs", 1, 1000));
     if (!f.plain_max_t.empty()) o.plain_max_T = int(parse_decimal(f.plain_max_t, "--plain-max-t", 0, 1 << 20));
     if (!f.eager_max_gib.empty()) o.eager_max_gib = double(parse_decimal(f.eager_max_gib, "--eager-max-gib", 0, 1 << 20));
@@ -60,9 +48,9 @@ int run_attention(const GpuBenchFlags& f) {
     o.python = f.python;
     o.peers_script = f.peers_script;
     require_gpu_device(o.device);  // before touching the output file
-    write_report(f.out_path, nlohmann::json::object());
+    write_report_file(f.out_path, nlohmann::json::object());
     const nlohmann::json report = run_gpu_attention_bench(o);
-    write_report(f.out_path, report);
+    write_report_file(f.out_path, report);
     if (f.json) std::cout << report.dump(1) << "\n";
     else print_gpu_attention_table(std::cout, report);
     return gpu_bench_validated(report) ? 0 : 1;
@@ -76,12 +64,12 @@ int run_decode(const GpuBenchFlags& f) {
         o.Hkv = {4};
         o.max_runs = 3;
     }
-    if (!f.sizes.empty()) o.S = int_list(f.sizes, "--s");
+    if (!f.sizes.empty()) o.S = int_sizes(parse_size_list(f.sizes, "--s"));
     if (!f.runs.empty()) o.max_runs = int(parse_decimal(f.runs, "--runs", 1, 1000));
     require_gpu_device(o.device);
-    write_report(f.out_path, nlohmann::json::object());
+    write_report_file(f.out_path, nlohmann::json::object());
     const nlohmann::json report = run_gpu_decode_bench(o);
-    write_report(f.out_path, report);
+    write_report_file(f.out_path, report);
     if (f.json) std::cout << report.dump(1) << "\n";
     else print_gpu_decode_table(std::cout, report);
     return gpu_bench_validated(report) ? 0 : 1;
