@@ -29,8 +29,9 @@ function typesetMath(): Plugin {
   };
 }
 
-// In a build, ask the browser to fetch the wasm core while it is still parsing the
-// page, instead of when the page's script first asks for it.
+// In a build, ask the browser to fetch the wasm core (and the maths fonts) while it
+// is still parsing the page, instead of when the page's script or layout asks for them.
+const commonMathFonts = /KaTeX_(Main-Regular|Math-Italic|AMS-Regular|Size1-Regular)-[^/]*\.woff2$/;
 function preloadWasm(): Plugin {
   return {
     name: 'preload-wasm',
@@ -38,9 +39,18 @@ function preloadWasm(): Plugin {
     transformIndexHtml: {
       order: 'post',
       handler: (html, context) => {
-        const wasm = Object.keys(context.bundle ?? {}).find((file) => file.endsWith('.wasm'));
-        if (!wasm) return html;
-        return html.replace('</head>', `  <link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>\n</head>`);
+        const files = Object.keys(context.bundle ?? {});
+        const wasm = files.find((file) => file.endsWith('.wasm'));
+        const links = wasm ? [`<link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>`] : [];
+        // The KaTeX fonts every chapter's typeset maths uses: fetched with the page, so
+        // the text is laid out once with them rather than again when they arrive
+        // (which cost a full layout of the page just as the first widget appeared).
+        if (html.includes('class="katex"')) {
+          for (const font of files.filter((file) => commonMathFonts.test(file))) {
+            links.push(`<link rel="preload" href="./${font}" as="font" type="font/woff2" crossorigin>`);
+          }
+        }
+        return html.replace('</head>', links.map((link) => `  ${link}\n`).join('') + '</head>');
       },
     },
   };

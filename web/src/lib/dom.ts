@@ -63,3 +63,17 @@ export function setStatus(node: HTMLElement, message: string, kind: 'info' | 'er
   node.dataset.kind = kind;
   node.setAttribute('role', kind === 'error' ? 'alert' : 'status');
 }
+
+const svgNs = 'http://www.w3.org/2000/svg';
+
+/** An SVG element with its attributes and, optionally, its text. */
+export function svgEl<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number> = {},
+  text?: string,
+): SVGElementTagNameMap[K] {
+  const node = document.createElementNS(svgNs, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}

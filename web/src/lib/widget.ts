@@ -64,8 +64,29 @@ export async function mountWidgets(widgets: Record<string, MountWidget>): Promis
       body.replaceChildren(status);
       host.dataset.ready = 'error';
     }
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await afterNextPaint();
   }
+}
+
+/**
+ * Resolves once the browser has rendered a frame with what is built so far: a message
+ * posted from an animation-frame callback is handled after that frame's rendering.
+ * (A bare setTimeout(0) usually ran before it, so the next widget's build held back
+ * the painting of the one just built.) In a hidden tab no frames are rendered: then
+ * it resolves after 100 ms.
+ */
+function afterNextPaint(): Promise<void> {
+  return new Promise((resolve) => {
+    const fallback = setTimeout(resolve, 100);
+    requestAnimationFrame(() => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        clearTimeout(fallback);
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    });
+  });
 }
 
 /** 0 for an element on screen, else how many pixels it lies above or below the viewport. */

@@ -5,7 +5,7 @@
 // Shared by the attention explorer (W1) and the trace viewer (W8).
 import { diverging, forbiddenFill, forbiddenHatch } from '../lib/colormap';
 import { tabulated, wantsLightText } from '../lib/color-table';
-import { el, formatNumber, uid } from '../lib/dom';
+import { el, formatNumber, svgEl, uid } from '../lib/dom';
 
 export interface FollowedRow {
   layer: number;
@@ -24,14 +24,6 @@ export interface FollowedRow {
 // ---------------------------------------------------------------- weights
 
 const chart = { width: 360, height: 170, left: 34, right: 6, top: 14, bottom: 34 };
-const svgNs = 'http://www.w3.org/2000/svg';
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
-  const node = document.createElementNS(svgNs, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** The row's weights as bars over key positions; keys the mask removes are hatched. */
 export function weightChart(row: FollowedRow): SVGSVGElement {
@@ -42,7 +34,7 @@ export function weightChart(row: FollowedRow): SVGSVGElement {
   const y = (p: number) => top + plotH * (1 - p);
   // The y axis stays [0, 1] for every row, so bar heights compare across rows and heads.
   const best = row.weights.reduce((b, p, s) => (p > row.weights[b] ? s : b), 0);
-  const root = svg('svg', {
+  const root = svgEl('svg', {
     class: 'weight-chart',
     viewBox: `0 0 ${width} ${height}`,
     role: 'img',
@@ -52,37 +44,37 @@ export function weightChart(row: FollowedRow): SVGSVGElement {
   });
 
   const patternId = uid('masked-bars');
-  const pattern = svg('pattern', { id: patternId, width: 6, height: 6, patternUnits: 'userSpaceOnUse' });
-  pattern.append(svg('rect', { width: 6, height: 6, fill: forbiddenFill }), svg('path', { d: 'M0 6L6 0', stroke: forbiddenHatch }));
-  const defs = svg('defs', {});
+  const pattern = svgEl('pattern', { id: patternId, width: 6, height: 6, patternUnits: 'userSpaceOnUse' });
+  pattern.append(svgEl('rect', { width: 6, height: 6, fill: forbiddenFill }), svgEl('path', { d: 'M0 6L6 0', stroke: forbiddenHatch }));
+  const defs = svgEl('defs', {});
   defs.append(pattern);
   root.append(defs);
 
   for (const tick of [0, 0.5, 1]) {
     root.append(
-      svg('line', { x1: left, x2: width - right, y1: y(tick), y2: y(tick), class: tick === 0 ? 'axis' : 'grid' }),
-      svg('text', { x: left - 4, y: y(tick) + 3, 'text-anchor': 'end' }, String(tick)),
+      svgEl('line', { x1: left, x2: width - right, y1: y(tick), y2: y(tick), class: tick === 0 ? 'axis' : 'grid' }),
+      svgEl('text', { x: left - 4, y: y(tick) + 3, 'text-anchor': 'end' }, String(tick)),
     );
   }
   const labelEvery = Math.max(1, Math.ceil(14 / slot));
   for (let s = 0; s < S; s++) {
     const x = left + s * slot;
     if (s > row.query) {
-      const masked = svg('rect', { x, y: top, width: slot, height: plotH, fill: `url(#${patternId})`, opacity: 0.55 });
-      masked.append(svg('title', {}, `key ${s}: masked, it comes after query ${row.query} (weight 0)`));
+      const masked = svgEl('rect', { x, y: top, width: slot, height: plotH, fill: `url(#${patternId})`, opacity: 0.55 });
+      masked.append(svgEl('title', {}, `key ${s}: masked, it comes after query ${row.query} (weight 0)`));
       root.append(masked);
     } else {
       const p = row.weights[s];
-      const bar = svg('rect', { x: x + slot * 0.15, y: y(p), width: slot * 0.7, height: plotH * p, class: 'bar' });
-      bar.append(svg('title', {}, `key ${s} (${row.sourceLabels[s]}): p = ${formatNumber(p)}`));
+      const bar = svgEl('rect', { x: x + slot * 0.15, y: y(p), width: slot * 0.7, height: plotH * p, class: 'bar' });
+      bar.append(svgEl('title', {}, `key ${s} (${row.sourceLabels[s]}): p = ${formatNumber(p)}`));
       root.append(bar);
-      if (slot >= 26) root.append(svg('text', { x: x + slot / 2, y: y(p) - 3, 'text-anchor': 'middle', class: 'value' }, p.toFixed(2)));
+      if (slot >= 26) root.append(svgEl('text', { x: x + slot / 2, y: y(p) - 3, 'text-anchor': 'middle', class: 'value' }, p.toFixed(2)));
     }
-    if (s % labelEvery === 0) root.append(svg('text', { x: x + slot / 2, y: top + plotH + 12, 'text-anchor': 'middle' }, String(s)));
+    if (s % labelEvery === 0) root.append(svgEl('text', { x: x + slot / 2, y: top + plotH + 12, 'text-anchor': 'middle' }, String(s)));
   }
   root.append(
-    svg('text', { x: left + plotW / 2, y: height - 4, 'text-anchor': 'middle', class: 'axis-title' }, 'key position'),
-    svg('text', { x: 10, y: top + plotH / 2, 'text-anchor': 'middle', class: 'axis-title', transform: `rotate(-90 10 ${top + plotH / 2})` }, 'weight'),
+    svgEl('text', { x: left + plotW / 2, y: height - 4, 'text-anchor': 'middle', class: 'axis-title' }, 'key position'),
+    svgEl('text', { x: 10, y: top + plotH / 2, 'text-anchor': 'middle', class: 'axis-title', transform: `rotate(-90 10 ${top + plotH / 2})` }, 'weight'),
   );
   return root;
 }

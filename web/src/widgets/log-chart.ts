@@ -2,6 +2,7 @@
 // decades on y, lines told apart by dash pattern and a label at their end (not by
 // colour alone), optional vertical markers and highlighted points. It is drawn at
 // the width it is given, so text keeps its size from 360 px to desktop.
+import { svgEl } from '../lib/dom';
 import { powerOfTen } from './lesson-kit';
 
 export interface Series {
@@ -26,13 +27,6 @@ export interface ChartSpec {
   dots: { x: number; y: number }[];
 }
 
-const svgNs = 'http://www.w3.org/2000/svg';
-function svgEl(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
-  const node = document.createElementNS(svgNs, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node as SVGElement;
-}
 
 /** 131072 -> "128K". */
 export function shortCount(x: number): string {

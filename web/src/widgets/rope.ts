@@ -11,7 +11,7 @@ import './lessons.css';
 import { call, CoreError, ForwardResult, ModelConfig } from '../lib/core';
 import { diverging, sequential } from '../lib/colormap';
 import { tabulated } from '../lib/color-table';
-import { el, formatNumber, labelled, numberInput, select, setStatus } from '../lib/dom';
+import { el, formatNumber, labelled, numberInput, select, setStatus, svgEl } from '../lib/dom';
 import { Heatmap, HeatmapData } from '../lib/heatmap';
 import type { WidgetContext } from '../lib/widget';
 import { markUpdated, urlWriter } from './lesson-kit';
@@ -425,13 +425,6 @@ export function mountRope(root: HTMLElement, context: WidgetContext): void {
 
 // ---------------------------------------------------------------- drawings
 
-const svgNs = 'http://www.w3.org/2000/svg';
-function svgEl(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
-  const node = document.createElementNS(svgNs, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node as SVGElement;
-}
 
 /** Pair i's vector at position p as a clock hand, with position 0 dashed and the turned arc. */
 function clock(i: number, x: number, y: number, angle: number, p: number): HTMLElement {

@@ -9,7 +9,7 @@
 // or Enter picks it (the trace viewer shows it in the heatmaps). The numbers are
 // also in a table under the plot. Drawn in SVG at the width it is given.
 import './sink-plot.css';
-import { el, formatNumber, uid } from '../lib/dom';
+import { el, formatNumber, svgEl, uid } from '../lib/dom';
 
 export interface SinkData {
   stats: number[][];                             // [L][Hq]: sink_stats
@@ -45,13 +45,6 @@ interface Frame {
   y(value: number): number;
 }
 
-const svgNs = 'http://www.w3.org/2000/svg';
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
-  const node = document.createElementNS(svgNs, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 const margin = { left: 46, right: 14, top: 24, bottom: 40 };
 // Closest a pointer must come to a dot's centre to read it, in px.
@@ -101,8 +94,8 @@ export class SinkPlot {
   private readonly readout: HTMLElement;
   private readonly legend = el('ul', { class: 'sink-legend' });
   private readonly tableHost: HTMLElement;
-  private readonly pointerRing = svg('circle', { class: 'sink-ring pointer', r: 0, visibility: 'hidden' });
-  private readonly selectedRing = svg('circle', { class: 'sink-ring selected', r: 0, visibility: 'hidden' });
+  private readonly pointerRing = svgEl('circle', { class: 'sink-ring pointer', r: 0, visibility: 'hidden' });
+  private readonly selectedRing = svgEl('circle', { class: 'sink-ring selected', r: 0, visibility: 'hidden' });
   private data: SinkData | null = null;
   private frame: Frame | null = null;
   private width = 0;
@@ -113,7 +106,7 @@ export class SinkPlot {
   constructor(private readonly options: SinkPlotOptions) {
     const id = options.testPrefix;
     const readoutId = uid('sink-readout');
-    this.plot = svg('svg', {
+    this.plot = svgEl('svg', {
       class: 'sink-plot-svg',
       tabindex: 0,
       role: 'application',
@@ -297,13 +290,13 @@ function yAxis(f: Frame, step: number): SVGElement[] {
   for (let i = 0; i <= ticks; i++) {
     const value = i * step, y = f.y(value);
     parts.push(
-      svg('line', { x1: f.left, x2: f.left + f.plotW, y1: y, y2: y, class: 'sink-grid' }),
-      svg('text', { x: f.left - 5, y: y + 4, 'text-anchor': 'end', class: 'sink-tick' }, String(Number(value.toFixed(2)))),
+      svgEl('line', { x1: f.left, x2: f.left + f.plotW, y1: y, y2: y, class: 'sink-grid' }),
+      svgEl('text', { x: f.left - 5, y: y + 4, 'text-anchor': 'end', class: 'sink-tick' }, String(Number(value.toFixed(2)))),
     );
   }
   parts.push(
-    svg('rect', { x: f.left, y: f.top, width: f.plotW, height: f.plotH, class: 'sink-frame' }),
-    svg('text', { x: 4, y: 13, class: 'sink-axis-title' }, 'mean weight on position 0'),
+    svgEl('rect', { x: f.left, y: f.top, width: f.plotW, height: f.plotH, class: 'sink-frame' }),
+    svgEl('text', { x: 4, y: 13, class: 'sink-axis-title' }, 'mean weight on position 0'),
   );
   return parts;
 }
@@ -316,26 +309,26 @@ function layerAxis(f: Frame, layers: number): SVGElement[] {
     const x = f.left + (layer + 0.5) * f.band;
     if (layer > 0) {
       const edge = f.left + layer * f.band;
-      parts.push(svg('line', { x1: edge, x2: edge, y1: f.top, y2: f.top + f.plotH, class: 'sink-grid' }));
+      parts.push(svgEl('line', { x1: edge, x2: edge, y1: f.top, y2: f.top + f.plotH, class: 'sink-grid' }));
     }
-    if (layer % every === 0) parts.push(svg('text', { x, y: f.top + f.plotH + 14, 'text-anchor': 'middle', class: 'sink-tick' }, String(layer)));
+    if (layer % every === 0) parts.push(svgEl('text', { x, y: f.top + f.plotH + 14, 'text-anchor': 'middle', class: 'sink-tick' }, String(layer)));
   }
-  parts.push(svg('text', { x: f.left + f.plotW / 2, y: f.height - 6, 'text-anchor': 'middle', class: 'sink-axis-title' }, 'layer'));
+  parts.push(svgEl('text', { x: f.left + f.plotW / 2, y: f.height - 6, 'text-anchor': 'middle', class: 'sink-axis-title' }, 'layer'));
   return parts;
 }
 
 function baselineLine(f: Frame, baseline: number, testPrefix: string): SVGElement[] {
   const y = f.y(baseline);
   return [
-    svg('line', { x1: f.left, x2: f.left + f.plotW, y1: y, y2: y, class: 'sink-baseline', 'data-testid': `${testPrefix}-sink-baseline`, 'data-value': String(baseline) }),
-    svg('text', { x: f.left + f.plotW - 4, y: y - 5, 'text-anchor': 'end', class: 'sink-baseline-label' }, `even spread ${share(baseline)}`),
+    svgEl('line', { x1: f.left, x2: f.left + f.plotW, y1: y, y2: y, class: 'sink-baseline', 'data-testid': `${testPrefix}-sink-baseline`, 'data-value': String(baseline) }),
+    svgEl('text', { x: f.left + f.plotW - 4, y: y - 5, 'text-anchor': 'end', class: 'sink-baseline-label' }, `even spread ${share(baseline)}`),
   ];
 }
 
 function headDots(f: Frame, stats: number[][]): SVGElement[] {
   return stats.flatMap((heads, layer) =>
     heads.map((p, head) =>
-      svg('circle', {
+      svgEl('circle', {
         cx: f.x(layer, head).toFixed(1),
         cy: f.y(p).toFixed(1),
         r: f.dotRadius,
@@ -353,9 +346,9 @@ function meanLine(f: Frame, layerMean: number[], testPrefix: string): SVGElement
   const d = layerMean.map((p, layer) => `${layer ? 'L' : 'M'}${centre(layer).toFixed(1)} ${f.y(p).toFixed(1)}`).join('');
   const side = 7;
   return [
-    svg('path', { d, class: 'sink-mean', 'data-testid': `${testPrefix}-sink-mean`, 'data-values': JSON.stringify(layerMean) }),
+    svgEl('path', { d, class: 'sink-mean', 'data-testid': `${testPrefix}-sink-mean`, 'data-values': JSON.stringify(layerMean) }),
     ...layerMean.map((p, layer) =>
-      svg('rect', { x: (centre(layer) - side / 2).toFixed(1), y: (f.y(p) - side / 2).toFixed(1), width: side, height: side, class: 'sink-mean-mark' }),
+      svgEl('rect', { x: (centre(layer) - side / 2).toFixed(1), y: (f.y(p) - side / 2).toFixed(1), width: side, height: side, class: 'sink-mean-mark' }),
     ),
   ];
 }
@@ -391,19 +384,19 @@ function describePlot(data: SinkData): string {
 }
 
 function swatch(...shapes: SVGElement[]): SVGSVGElement {
-  const icon = svg('svg', { viewBox: '0 0 22 12', width: 22, height: 12, 'aria-hidden': 'true' });
+  const icon = svgEl('svg', { viewBox: '0 0 22 12', width: 22, height: 12, 'aria-hidden': 'true' });
   icon.append(...shapes);
   return icon;
 }
 
 function legendItems(data: SinkData): HTMLElement[] {
   const items = [
-    el('li', {}, swatch(svg('circle', { cx: 11, cy: 6, r: 3.5, class: 'sink-dot' })), 'one query head (heads left to right in each layer)'),
-    el('li', {}, swatch(svg('line', { x1: 0, x2: 22, y1: 6, y2: 6, class: 'sink-mean' }), svg('rect', { x: 7.5, y: 2.5, width: 7, height: 7, class: 'sink-mean-mark' })), 'mean over the layer’s heads'),
+    el('li', {}, swatch(svgEl('circle', { cx: 11, cy: 6, r: 3.5, class: 'sink-dot' })), 'one query head (heads left to right in each layer)'),
+    el('li', {}, swatch(svgEl('line', { x1: 0, x2: 22, y1: 6, y2: 6, class: 'sink-mean' }), svgEl('rect', { x: 7.5, y: 2.5, width: 7, height: 7, class: 'sink-mean-mark' })), 'mean over the layer’s heads'),
   ];
   if (data.baseline !== null)
-    items.push(el('li', {}, swatch(svg('line', { x1: 0, x2: 22, y1: 6, y2: 6, class: 'sink-baseline' })), `even spread over the keys (${share(data.baseline)})`));
-  items.push(el('li', {}, swatch(svg('circle', { cx: 11, cy: 6, r: 4.5, class: 'sink-ring selected' })), 'the head shown in the heatmaps'));
+    items.push(el('li', {}, swatch(svgEl('line', { x1: 0, x2: 22, y1: 6, y2: 6, class: 'sink-baseline' })), `even spread over the keys (${share(data.baseline)})`));
+  items.push(el('li', {}, swatch(svgEl('circle', { cx: 11, cy: 6, r: 4.5, class: 'sink-ring selected' })), 'the head shown in the heatmaps'));
   return items;
 }
 

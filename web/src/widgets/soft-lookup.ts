@@ -7,7 +7,7 @@
 // lookup of the best-matching key, a small one the plain mean of the values.
 import './lessons.css';
 import { call, CoreError } from '../lib/core';
-import { el, formatNumber, labelled, select, setStatus, uid } from '../lib/dom';
+import { el, formatNumber, labelled, select, setStatus, svgEl, uid } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
 import { markUpdated, urlWriter } from './lesson-kit';
 
@@ -91,19 +91,13 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const timing = el('p', { class: 'update-time', 'data-testid': 'w2-timing' });
 
   // ---- the plane
-  const svgNs = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(svgNs, 'svg');
+  const svg = svgEl('svg');
   const pad = 0.35;
   svg.setAttribute('viewBox', `${-extent - pad} ${-extent - pad} ${2 * (extent + pad)} ${2 * (extent + pad)}`);
   svg.setAttribute('class', 'lookup-plane');
   svg.setAttribute('role', 'group');
   svg.setAttribute('aria-label', 'The query q and the keys on a plane. Drag a point, or focus it and use the arrow keys.');
   svg.dataset.testid = 'w2-plane';
-  const svgEl = (tag: string, attrs: Record<string, string | number>) => {
-    const node = document.createElementNS(svgNs, tag);
-    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-    return node;
-  };
   const defs = svgEl('defs', {});
   const marker = svgEl('marker', { id: uid('w2-arrow'), viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 5, markerHeight: 5, orient: 'auto-start-reverse' });
   marker.append(svgEl('path', { d: 'M0 0L10 5L0 10z', class: 'query-arrowhead' }));
