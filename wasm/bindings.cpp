@@ -7,7 +7,8 @@
 //   trace(options)             {tokens: [ids] = [1..6], batch: 2, seed: 1}
 //                              -> the trace `attn verify --tokens ... --batch B --export-trace` writes
 //   verify(options)            same options -> {checks: [...], all_passed}
-//   forward(options)           {tokens: [[ids], ...] (B equal rows), seed: 1,
+//   forward(options)           {tokens: [[ids], ...] (B equal rows), or ids: [...] with batch: B
+//                               (rows as `attn verify --batch B` builds them), seed: 1,
 //                               capture: false | true | ["probabilities", "v", ...] (only those fields),
 //                               rope_pairing: "half_split" | "interleaved" (default: the model's)}
 //                              -> {tokens, logits [B, T, V]} and, with capture, positions,
@@ -131,9 +132,21 @@ std::string verify(const std::string& options_json) {
     });
 }
 
+// The batch to run: {"tokens": [[...], ...]} as given, or {"ids": [...], "batch": B}
+// built as `attn verify --batch B` builds it (make_batch), so a page shows the same rows.
+TokenIds forward_tokens(const json& options, int vocab_size) {
+    if (options.contains("tokens") == options.contains("ids"))
+        throw InputError("forward needs tokens ({\"tokens\": [[1, 2, 3]]}) or ids and a batch ({\"ids\": [1, 2, 3], \"batch\": 2}), not both");
+    if (options.contains("tokens")) {
+        if (options.contains("batch")) throw InputError("forward: batch goes with ids, not with tokens");
+        return token_rows(options["tokens"], vocab_size);
+    }
+    return make_batch(token_list(options["ids"], vocab_size), int_option(options, "batch", 1), vocab_size);
+}
+
 std::string forward(const std::string& options_json) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"tokens", "seed", "capture", "rope_pairing"});
+        const json options = parse_options(options_json, {"tokens", "ids", "batch", "seed", "capture", "rope_pairing"});
         const Model<float>& seeded = seeded_tiny_model(seed_option(options));
         // The same weights run under the other RoPE pairing: what a convention mismatch does.
         std::optional<Model<float>> repaired;
@@ -142,8 +155,7 @@ std::string forward(const std::string& options_json) {
             repaired->config.rope_pairing = rope_pairing_from_string(string_option(options, "rope_pairing", ""));
         }
         const Model<float>& model = repaired ? *repaired : seeded;
-        if (!options.contains("tokens")) throw InputError("forward needs tokens, e.g. {\"tokens\": [[1, 2, 3]]}");
-        const TokenIds tokens = token_rows(options["tokens"], model.config.vocab_size);  // [B, T]
+        const TokenIds tokens = forward_tokens(options, model.config.vocab_size);  // [B, T]
         bool capture = false;
         const std::vector<std::string> fields = capture_fields(options, capture);
 

@@ -166,6 +166,10 @@ test('verify, forward, config and cachePayload agree with the trace', async () =
   assert.deepEqual(shape(layer.head_outputs), [B, Hq, T, dh]);
   assert.deepEqual(shape(layer.output), [B, T, D]);
   assert.equal(call(m.forward, { tokens: trace.tokens, seed: options.seed }).layers, undefined);
+  // ids + batch: the core builds the rows as `attn verify --batch` did for the trace.
+  const batched = call(m.forward, { ids: options.tokens, batch: options.batch, seed: options.seed });
+  assert.deepEqual(batched.tokens, trace.tokens);
+  assert.equal(maxAbsDiff(batched.logits, trace.logits, 'logits from ids + batch'), 0);
 
   assert.deepEqual(JSON.parse(m.config('tiny')), trace.config);
   assert.deepEqual(JSON.parse(m.cachePayload(m.config('tiny'))), trace.cache_payload);
@@ -189,6 +193,10 @@ test('bad input from JavaScript returns {error} with a readable message', async 
     ['forward', { tokens: [[1, 2], [3]] }, /row 1 has 1 ids but row 0 has 2/],
     ['forward', { tokens: [] }, /non-empty list of rows/],
     ['forward', { tokens: [[]] }, /at least one token/],
+    ['forward', { seed: 1 }, /needs tokens .* or ids and a batch/],
+    ['forward', { tokens: [[1, 2]], ids: [1, 2] }, /not both/],
+    ['forward', { tokens: [[1, 2]], batch: 2 }, /batch goes with ids/],
+    ['forward', { ids: [1, 2], batch: 0 }, /batch must be between 1 and 16/],
     ['config', 'gpt-5', /unknown config 'gpt-5'/],
     ['cachePayload', { vocab_size: 32 }, /hidden_size/],
     ['cachePayload', { ...JSON.parse(m.config('tiny')), n_kv_heads: 3 }, /multiple of n_kv_heads/],

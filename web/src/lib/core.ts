@@ -99,6 +99,7 @@ export interface LayerCapture {
 }
 
 export interface ForwardResult {
+  tokens: number[][];               // [B, T] the rows that ran
   logits: number[][][];
   positions?: number[];
   layers?: LayerCapture[];

@@ -77,3 +77,18 @@ export function svgEl<K extends keyof SVGElementTagNameMap>(
   if (text !== undefined) node.textContent = text;
   return node;
 }
+
+/**
+ * Calls `onWidth` with `element`'s content width, in whole pixels, when it is first
+ * laid out and whenever it changes. Drawings size themselves from this rather than
+ * reading clientWidth, which forces a layout of the page on every read.
+ */
+export function observeWidth(element: Element, onWidth: (width: number) => void, toPixels = Math.round): void {
+  let last: number | null = null;
+  new ResizeObserver(([entry]) => {
+    const width = toPixels(entry.contentRect.width);
+    if (width === last) return;
+    last = width;
+    onWidth(width);
+  }).observe(element);
+}

@@ -3,7 +3,7 @@
 //   - the exact value, query and key on hover and on keyboard focus (arrow keys
 //     move, Home/End jump, Enter selects the row), announced to screen readers;
 //   - a colour legend, a "show as table" view, and PNG / SVG export.
-import { el, formatNumber, uid } from './dom';
+import { el, formatNumber, observeWidth, uid } from './dom';
 import { ColorScale, forbiddenFill, forbiddenHatch } from './colormap';
 import { downloadCanvasPng, downloadSvg, xmlEscape } from './export';
 
@@ -112,12 +112,10 @@ export class Heatmap {
     this.canvas.addEventListener('focus', () => this.announce());
     this.setTitle(options.title);
     // Cells are sized to the width the heatmap gets: redraw when it changes.
-    new ResizeObserver(([entry]) => {
-      const width = Math.round(entry.contentRect.width);
-      if (width === this.stageWidth) return;
+    observeWidth(this.canvas.parentElement!, (width) => {
       this.stageWidth = width;
       this.draw();
-    }).observe(this.canvas.parentElement!);
+    });
   }
 
   /** Renames the heatmap when what it shows changes (e.g. another layer or head). */

@@ -12,10 +12,6 @@ const batchSize = 2;                    // `attn verify`'s --batch default
 // Beyond 32 positions the heatmap cells get too small to point at on a phone.
 const maxTokens = 32;
 
-/** The batch `attn verify --batch B` builds: row b holds (ids[t] + 7b + tb) mod V (core make_batch). */
-export function batchRows(ids: number[], batch: number, vocabSize: number): number[][] {
-  return Array.from({ length: batch }, (_, b) => ids.map((id, t) => (id + 7 * b + t * b) % vocabSize));
-}
 
 /** Reads "1, 2, 3" (commas or spaces) into ids, or says what is wrong with it. */
 export function parseIds(text: string, vocabSize: number): { ids: number[] } | { error: string } {
@@ -34,13 +30,13 @@ export function parseIds(text: string, vocabSize: number): { ids: number[] } | {
 
 /** One forward pass over the batch, kept as the view's run. */
 function runModel(context: WidgetContext, config: ModelConfig, ids: number[]): AttentionRun {
-  const tokens = batchRows(ids, batchSize, config.vocab_size);
-  // Only what the view shows: serialising every intermediate costs several times the pass itself.
-  const result = call<ForwardResult>(context.core, 'forward', { tokens, capture: ['probabilities', 'v', 'head_outputs'] });
+  // The core builds the batch as `attn verify --batch` does. Only what the view shows
+  // is captured: serialising every intermediate costs several times the pass itself.
+  const result = call<ForwardResult>(context.core, 'forward', { ids, batch: batchSize, capture: ['probabilities', 'v', 'head_outputs'] });
   const layers = result.layers!;
   return {
     config,
-    tokens,
+    tokens: result.tokens,
     probabilities: layers.map((layer) => layer.probabilities),
     mixing: { v: layers.map((layer) => layer.v), headOutputs: layers.map((layer) => layer.head_outputs) },
   };

@@ -2,7 +2,7 @@
 // decades on y, lines told apart by dash pattern and a label at their end (not by
 // colour alone), optional vertical markers and highlighted points. It is drawn at
 // the width it is given, so text keeps its size from 360 px to desktop.
-import { svgEl } from '../lib/dom';
+import { observeWidth, svgEl } from '../lib/dom';
 import { powerOfTen } from './lesson-kit';
 
 export interface Series {
@@ -43,12 +43,10 @@ export class LogChart {
   constructor() {
     this.root = document.createElement('div');
     this.root.className = 'log-chart';
-    new ResizeObserver(([entry]) => {
-      const width = Math.round(entry.contentRect.width);
-      if (width === this.width) return;
+    observeWidth(this.root, (width) => {
       this.width = width;
       this.draw();
-    }).observe(this.root);
+    });
   }
 
   setData(spec: ChartSpec): void {

@@ -9,7 +9,7 @@
 // or Enter picks it (the trace viewer shows it in the heatmaps). The numbers are
 // also in a table under the plot. Drawn in SVG at the width it is given.
 import './sink-plot.css';
-import { el, formatNumber, svgEl, uid } from '../lib/dom';
+import { el, formatNumber, observeWidth, svgEl, uid } from '../lib/dom';
 
 export interface SinkData {
   stats: number[][];                             // [L][Hq]: sink_stats
@@ -133,12 +133,10 @@ export class SinkPlot {
     this.plot.addEventListener('keydown', (e) => this.onKey(e));
     this.plot.addEventListener('focus', () => this.point(this.focus));
     this.plot.addEventListener('blur', () => this.point(null));
-    new ResizeObserver(([entry]) => {
-      const width = Math.round(entry.contentRect.width);
-      if (width === this.width) return;
+    observeWidth(this.root, (width) => {
       this.width = width;
       this.draw();
-    }).observe(this.root);
+    });
   }
 
   show(data: SinkData): void {

@@ -8,7 +8,7 @@
 //     Page Up/Down, Home/End), written to a live readout;
 //   - cells keep the matrix's proportions until they are too thin to see.
 import './state-grid.css';
-import { el, uid } from '../lib/dom';
+import { el, observeWidth, uid } from '../lib/dom';
 
 export interface StateStyle {
   fill: string;                        // #rrggbb
@@ -87,12 +87,11 @@ export class StateGrid {
     this.canvas.addEventListener('focus', () => this.show(this.focus.row, this.focus.col, true));
     this.canvas.addEventListener('blur', () => (this.marker.hidden = true));
     // Cells are sized to the width the grid gets: redraw when it changes.
-    new ResizeObserver(([entry]) => {
-      const width = Math.floor(entry.contentRect.width);
-      if (width === this.width || width === 0) return;
+    observeWidth(this.root, (width) => {
+      if (width === 0 || width === this.width) return;  // hidden: keep the last drawing
       this.width = width;
       this.draw();
-    }).observe(this.root);
+    }, Math.floor);
   }
 
   setLabel(label: string): void {
