@@ -14,6 +14,10 @@
 // --portable adds a second native report, from a build whose kernels were compiled
 // without -march=native (ANATOMY_KERNEL_FLAGS=""): SSE2 without fused multiply-add,
 // the same 128-bit vectors wasm has, so wasm / portable isolates the wasm overhead.
+// Each report also times its build's arithmetic ceiling (multiply-adds on
+// register-resident vectors: 16-lane fused with AVX-512, 4-lane multiply then
+// add in wasm-simd128), and each kernel's GFLOP/s as a share of its own build's
+// ceiling: the ceilings' ratio bounds how close wasm / native can get.
 // Exit status 0, 1 when a wasm kernel failed validation, 2 for a usage error.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -118,7 +122,7 @@ const portableByKey = new Map((portable?.rows ?? []).map((r) => [key(r), r]));
 const rows = wasm.rows.map((w) => {
   const n = nativeByKey.get(key(w));
   const row = { case: w.case, T: w.T, S: w.S, kernel: w.kernel, wasm_ms: w.ms, native_ms: n?.ms,
-    validated: w.validation ? w.validation.passed : undefined };
+    wasm_gflops: w.gflops, native_gflops: n?.gflops, validated: w.validation ? w.validation.passed : undefined };
   if (w.skipped) row.skipped = w.skipped;
   if (row.wasm_ms !== undefined && row.native_ms !== undefined) row.wasm_over_native = row.wasm_ms / row.native_ms;
   const p = portableByKey.get(key(w));
@@ -143,15 +147,24 @@ if (args.json) {
     `${native.build.compiler} (${native.kernel_isa}), 1 thread, B=${s.B} Hq=${s.Hq} Hkv=${s.Hkv} dh=${s.dh}, causal`);
   console.log('every wasm kernel validated against the fp64 reference before timing (same rule as native)\n');
   const pad = (x, n) => String(x).padStart(n);
+  const ceiling = rows.find((r) => r.case === 'ceiling');
+  const share = (gflops, whole) => (gflops === undefined || !whole ? '' : `${Math.round((100 * gflops) / whole)}%`);
   const extra = portable ? `${pad(`portable ms`, 13)}${pad('wasm/portable', 15)}` : '';
   if (portable) console.log(`portable: native ${portable.build.compiler} with kernels for ${portable.kernel_isa}`);
-  console.log(`${'case'.padEnd(10)}${pad('T', 5)}${pad('S', 7)}  ${'kernel'.padEnd(18)}${pad('wasm ms', 11)}${pad('native ms', 11)}${pad('wasm/native', 13)}${extra}`);
+  console.log(`${'case'.padEnd(10)}${pad('T', 5)}${pad('S', 7)}  ${'kernel'.padEnd(18)}${pad('wasm ms', 11)}${pad('native ms', 11)}` +
+    `${pad('wasm/native', 13)}${pad('wasm ceil%', 12)}${pad('native ceil%', 14)}${extra}`);
   const ratioText = (x, skipped) => (x === undefined ? (skipped ? 'skip' : '') : `${x.toFixed(2)}x`);
   for (const r of rows) {
     const more = portable ? `${pad(msText(r.portable_ms), 13)}${pad(ratioText(r.wasm_over_portable, r.skipped), 15)}` : '';
     console.log(`${r.case.padEnd(10)}${pad(r.T, 5)}${pad(r.S, 7)}  ${r.kernel.padEnd(18)}${pad(msText(r.wasm_ms), 11)}` +
-      `${pad(msText(r.native_ms), 11)}${pad(ratioText(r.wasm_over_native, r.skipped), 13)}${more}` +
+      `${pad(msText(r.native_ms), 11)}${pad(ratioText(r.wasm_over_native, r.skipped), 13)}` +
+      `${pad(share(r.wasm_gflops, ceiling?.wasm_gflops), 12)}${pad(share(r.native_gflops, ceiling?.native_gflops), 14)}${more}` +
       `${r.validated === false ? '  FAILED validation' : ''}`);
+  }
+  if (ceiling?.wasm_gflops && ceiling?.native_gflops) {
+    console.log(`\nceiling (multiply-adds on registers): wasm ${ceiling.wasm_gflops.toFixed(1)} GFLOP/s, native ` +
+      `${ceiling.native_gflops.toFixed(1)} GFLOP/s: a compute-bound kernel equally efficient in both builds runs ` +
+      `${(ceiling.native_gflops / ceiling.wasm_gflops).toFixed(1)}x slower in wasm`);
   }
 }
 process.exit(rows.some((r) => r.validated === false) ? 1 : 0);

@@ -108,6 +108,26 @@ std::string describe(const json& row) {
     return line.str();
 }
 
+// Floating-point operations of causal attention, counting only the cells a
+// query may see (the masked ones are never computed): 2 dh for its score and
+// 2 dh for its share of P @ V, for T queries over S = history + T keys.
+double attention_flops(std::size_t B, std::size_t Hq, std::size_t T, std::size_t S, std::size_t dh) {
+    const double visible = double(T) * double(S - T) + double(T) * double(T + 1) / 2;  // cells per (b, head)
+    return 4.0 * double(B) * double(Hq) * double(dh) * visible;
+}
+
+// The build's arithmetic ceiling (multiply_add_rounds): what the kernels'
+// GFLOP/s are measured against, and what differs between a native and a wasm build.
+void ceiling_case(const BenchOptions& o, json& rows, const std::function<void(const std::string&)>& progress) {
+    const std::size_t rounds = o.ceiling_rounds;
+    volatile float result = 0;  // kept, so the rounds are done
+    json row{{"case", "ceiling"}, {"kernel", "multiply_add"}, {"T", 0}, {"S", 0}};
+    put_timing(row, time_runs(o, [&] { result = multiply_add_rounds(rounds, 1.0f); }));
+    row["gflops"] = double(rounds) * multiply_add_flops_per_round() / row["ms"].get<double>() / 1e6;
+    if (progress) progress(describe(row));
+    rows.push_back(row);
+}
+
 // One attention case (T queries over S keys) for every selected kernel.
 void attention_case(const BenchOptions& o, const std::string& name, std::size_t T, std::size_t S,
                     const std::vector<std::string>& kernels, json& rows,
@@ -133,6 +153,7 @@ void attention_case(const BenchOptions& o, const std::string& name, std::size_t 
                 row["skipped"] = "failed validation: not timed";
             } else {
                 put_timing(row, time_runs(o, [&] { kernel.run(q, k, v); }));
+                row["gflops"] = attention_flops(B, Hq, T, S, dh) / row["ms"].get<double>() / 1e6;
             }
         }
         if (progress) progress(describe(row));
@@ -204,6 +225,7 @@ BenchOptions quick_bench_options() {
     o.max_runs = 3;
     o.budget_ms = 50;
     o.reference_max_T = 1024;
+    o.ceiling_rounds = 1 << 12;
     return o;
 }
 
@@ -274,6 +296,7 @@ json run_attention_bench(const BenchOptions& o, const std::function<void(const s
                       "2 x max |fp32 reference - fp64 reference| on the same rows + 1e-6"},
     };
     json rows = json::array();
+    ceiling_case(o, rows, progress);
     for (std::size_t T : o.prefill_T) attention_case(o, "prefill", T, T, o.kernels, rows, progress);
     for (std::size_t S : o.decode_S) {
         attention_case(o, "decode", 1, S, o.kernels, rows, progress);

@@ -8,6 +8,9 @@
 //   recompute  what decode costs without a cache: attention for all S queries
 //              of the prefix (T = S), from which the new token's row is taken
 //   model      forward passes of the tiny demo model (tokens per second)
+//   ceiling    the build's arithmetic ceiling: multiply-adds on register-resident
+//              vectors (multiply_add_rounds), in GFLOP/s; every timed attention
+//              row also has "gflops", counting only the cells a query may see
 // Kernels: grouped (v2), streaming (v3), rows (v1) and the reference with
 // repeated K/V (v0), see core/ops/attention_kernels.hpp.
 //
@@ -40,6 +43,7 @@ struct BenchOptions {
     // above this T (or S for recompute) it is not run.
     std::size_t reference_max_T = 1024;
     bool model = true;          // time the tiny model's forward passes
+    std::size_t ceiling_rounds = 1 << 22;  // multiply_add_rounds per ceiling run (about 10 ms natively)
     std::uint64_t seed = 1;
 };
 

@@ -138,17 +138,35 @@ inline float exp_shifted(float* x, std::size_t n, float m) {
     return sum_of(x, n);
 }
 
-// Copy one KV head's keys into panels of kKeys keys, transposed, zero-padded:
-//   k_head: [S, dh]  ->  panels: [ceil(S / kKeys), dh, kKeys]
+// Copy keys key0 .. key0 + kKeys of one KV head into one panel, transposed,
+// zero-padded past S:
+//   k_head: [S, dh]  ->  panel: [dh, kKeys]
 // so that one query channel times kKeys keys is a contiguous vector operation.
-void pack_key_panels(const float* k_head, std::size_t S, std::size_t dh, std::vector<float>& panels) {
-    const std::size_t n_panels = (S + kKeys - 1) / kKeys;
-    panels.assign(n_panels * dh * kKeys, 0.0f);
-    for (std::size_t s = 0; s < S; ++s) {
-        float* panel = panels.data() + (s / kKeys) * dh * kKeys + s % kKeys;
-        const float* k_row = k_head + s * dh;
-        for (std::size_t d = 0; d < dh; ++d) panel[d * kKeys] = k_row[d];
+void pack_key_panel(const float* k_head, std::size_t S, std::size_t dh, std::size_t key0, float* panel) {
+    const std::size_t keys = std::min(kKeys, S - key0);
+    for (std::size_t j = 0; j < keys; ++j) {
+        const float* k_row = k_head + (key0 + j) * dh;
+        for (std::size_t d = 0; d < dh; ++d) panel[d * kKeys + j] = k_row[d];
     }
+    for (std::size_t d = 0; d < dh; ++d)
+        for (std::size_t j = keys; j < kKeys; ++j) panel[d * kKeys + j] = 0;
+}
+
+// All of one KV head's keys as panels:
+//   k_head: [S, dh]  ->  panels: [ceil(S / kKeys), dh, kKeys]
+void pack_key_panels(const float* k_head, std::size_t S, std::size_t dh, float* panels) {
+    for (std::size_t key0 = 0; key0 < S; key0 += kKeys) pack_key_panel(k_head, S, dh, key0, panels + key0 * dh);
+}
+
+// Scratch kept between calls, one set per thread, so that a decode step
+// allocates nothing and large buffers are not mapped and faulted in afresh on
+// every call (that was a quarter of a decode step at S = 4096). Nothing is kept
+// in them: a kernel writes each value before reading it.
+enum ScratchSlot { kPanelSlot, kScoreSlot, kSlotCount };
+float* scratch(ScratchSlot slot, std::size_t n) {
+    thread_local std::vector<float> buffers[kSlotCount];
+    if (buffers[slot].size() < n) buffers[slot].resize(n);
+    return buffers[slot].data();
 }
 
 // Scores of kRows query rows against one K panel, scaled:
@@ -170,6 +188,37 @@ inline void score_tile(const float* const* q_rows, const float* panel, std::size
         #pragma omp simd
         for (std::size_t j = 0; j < kKeys; ++j) out[r * out_stride + j] = acc[r][j] * scale;
     }
+}
+
+// The same scores with K read in place, for a tile that is the only reader of
+// its keys (a decode step): copying K into panels would cost more than the
+// products. The tile's rows become the vector lanes instead:
+//   q_t: [dh, kRows] (the tile's queries, transposed), k_head: [S, dh]
+//   -> out: [kRows, kLaneKeys] scores against keys key0 .. key0 + kLaneKeys (row stride out_stride)
+// kLaneKeys independent accumulators hide the multiply-add latency. Past the
+// last key the block repeats key S - 1; its scores land in padding never read.
+constexpr std::size_t kLaneKeys = 8;
+
+// q_t[d, r] = q_rows[r][d]:  kRows pointers to [dh]  ->  [dh, kRows]
+inline void transpose_rows(const float* const* q_rows, std::size_t dh, float* q_t) {
+    for (std::size_t d = 0; d < dh; ++d)
+        for (std::size_t r = 0; r < kRows; ++r) q_t[d * kRows + r] = q_rows[r][d];
+}
+inline void score_tile_in_place(const float* q_t, const float* k_head, std::size_t S, std::size_t key0,
+                                std::size_t dh, float scale, float* out, std::size_t out_stride) {
+    const float* k_rows[kLaneKeys];
+    for (std::size_t j = 0; j < kLaneKeys; ++j) k_rows[j] = k_head + std::min(key0 + j, S - 1) * dh;
+    float acc[kLaneKeys][kRows] = {};
+    for (std::size_t d = 0; d < dh; ++d) {
+        const float* q_d = q_t + d * kRows;
+        for (std::size_t j = 0; j < kLaneKeys; ++j) {
+            const float k_jd = k_rows[j][d];
+            #pragma omp simd
+            for (std::size_t r = 0; r < kRows; ++r) acc[j][r] += q_d[r] * k_jd;
+        }
+    }
+    for (std::size_t r = 0; r < kRows; ++r)
+        for (std::size_t j = 0; j < kLaneKeys; ++j) out[r * out_stride + j] = acc[j][r] * scale;
 }
 
 // o[r, d0 .. d0 + kDims) = init[r] * o[r, ...] + sum_{s < n} p[r, s] v[s, d0 .. d0 + kDims)
@@ -228,6 +277,29 @@ Shape shape_of(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<f
 
 const char* kernel_isa() { return kIsa; }
 
+// kChains independent vectors, each updated acc = acc * a + b per round: enough
+// chains in flight to cover the multiply-add latency on both vector pipes,
+// few enough to stay in registers (16 of them with 128-bit SIMD).
+constexpr std::size_t kChains = 12;
+
+float multiply_add_rounds(std::size_t rounds, float x) {
+    float acc[kChains][kLanes];  // [kChains, kLanes] register-resident
+    for (std::size_t c = 0; c < kChains; ++c)
+        for (std::size_t j = 0; j < kLanes; ++j) acc[c][j] = x + 0.01f * float(c) + 0.001f * float(j);
+    const float a = 0.99999f, b = 1e-5f;  // a fixed point at 1: the values stay normal
+    for (std::size_t round = 0; round < rounds; ++round)
+        for (std::size_t c = 0; c < kChains; ++c) {
+            #pragma omp simd
+            for (std::size_t j = 0; j < kLanes; ++j) acc[c][j] = acc[c][j] * a + b;
+        }
+    float total = 0;
+    for (std::size_t c = 0; c < kChains; ++c)
+        for (std::size_t j = 0; j < kLanes; ++j) total += acc[c][j];
+    return total;
+}
+
+double multiply_add_flops_per_round() { return 2.0 * kChains * kLanes; }
+
 void check_attention_shapes(const std::array<std::size_t, 4>& q, const std::array<std::size_t, 4>& k,
                             const std::array<std::size_t, 4>& v) {
     if (k != v) throw InputError("attention: k and v must have the same shape [B, Hkv, S, dh]");
@@ -267,7 +339,7 @@ Tensor4<float> attention_rows(const Tensor4<float>& q, const Tensor4<float>& k, 
     const std::size_t dh = sh.dh;
     const float scale = float(1.0 / std::sqrt(double(dh)));
     Tensor4<float> out({sh.B, sh.Hq, sh.T, dh});
-    std::vector<float> scores(sh.S);  // [S] one row, reused
+    float* scores = scratch(kScoreSlot, sh.S);  // [S] one row, reused
     for (std::size_t b = 0; b < sh.B; ++b)
         for (std::size_t h = 0; h < sh.Hq; ++h) {
             const float* k_head = &k(b, h / sh.group, 0, 0);  // [S, dh], shared by the group
@@ -277,7 +349,7 @@ Tensor4<float> attention_rows(const Tensor4<float>& q, const Tensor4<float>& k, 
                 float* o = &out(b, h, t, 0);
                 const std::size_t n = t + sh.history + 1;  // visible keys 0 .. n-1; the rest is never computed
                 for (std::size_t s = 0; s < n; ++s) scores[s] = dot(q_row, k_head + s * dh, dh) * scale;
-                const float l = exp_shifted(scores.data(), n, max_of(scores.data(), n));
+                const float l = exp_shifted(scores, n, max_of(scores, n));
                 for (std::size_t d = 0; d < dh; ++d) o[d] = 0;
                 for (std::size_t s = 0; s < n; ++s) {
                     const float p = scores[s];
@@ -301,18 +373,24 @@ Tensor4<float> attention_grouped(const Tensor4<float>& q, const Tensor4<float>& 
     const std::size_t n_panels = (sh.S + kKeys - 1) / kKeys;
     const std::size_t stride = n_panels * kKeys;  // scores row stride (all keys, padded to a panel)
     Tensor4<float> out({sh.B, sh.Hq, sh.T, dh});
-    std::vector<float> panels;                  // [n_panels, dh, kKeys] one KV head's keys
-    std::vector<float> scores(kRows * stride);  // [kRows, stride] scores, then weights
-    std::vector<float> spare(kRows * dh);       // outputs of the padding rows of a short tile
-    const float zero[kRows] = {};
     // The rows reading one KV head, ordered (position t, head in group): with
     // TinyLlama's group of 8 a tile is the 8 heads at one position, which see the
     // same keys; with smaller groups a tile spans neighbouring positions.
     const std::size_t rows_total = sh.T * sh.group;
+    // Many register tiles share one transposed copy of the head's keys. A decode
+    // step has one or two tiles per KV head, for which the copy would cost more
+    // than it saves: they read K in place (score_tile_in_place).
+    const bool pack_whole_head = rows_total > 2 * kRows;
+    float* panels = pack_whole_head ? scratch(kPanelSlot, n_panels * dh * kKeys) : nullptr;  // [n_panels, dh, kKeys]
+    std::vector<float> q_t(kRows * dh);  // [dh, kRows] a tile's queries, transposed (in-place path)
+    float* scores = scratch(kScoreSlot, kRows * stride);  // [kRows, stride] scores, then weights
+    std::vector<float> spare(kRows * dh);       // outputs of the padding rows of a short tile
+    const float zero[kRows] = {};
     for (std::size_t b = 0; b < sh.B; ++b)
         for (std::size_t g = 0; g < sh.Hkv; ++g) {
-            pack_key_panels(&k(b, g, 0, 0), sh.S, dh, panels);
+            const float* k_head = &k(b, g, 0, 0);  // [S, dh]
             const float* v_head = &v(b, g, 0, 0);  // [S, dh]
+            if (pack_whole_head) pack_key_panels(k_head, sh.S, dh, panels);
             for (std::size_t row0 = 0; row0 < rows_total; row0 += kRows) {
                 const float* q_rows[kRows];
                 float* o_rows[kRows];
@@ -325,16 +403,22 @@ Tensor4<float> attention_grouped(const Tensor4<float>& q, const Tensor4<float>& 
                     visible[r] = t + sh.history + 1;
                 }
                 const std::size_t n = *std::max_element(visible, visible + kRows);  // keys the tile reads
-                for (std::size_t p = 0; p * kKeys < n; ++p)
-                    score_tile(q_rows, panels.data() + p * dh * kKeys, dh, scale, scores.data() + p * kKeys, stride);
+                if (pack_whole_head) {
+                    for (std::size_t p = 0; p * kKeys < n; ++p)
+                        score_tile(q_rows, panels + p * dh * kKeys, dh, scale, scores + p * kKeys, stride);
+                } else {
+                    transpose_rows(q_rows, dh, q_t.data());
+                    for (std::size_t key0 = 0; key0 < n; key0 += kLaneKeys)
+                        score_tile_in_place(q_t.data(), k_head, sh.S, key0, dh, scale, scores + key0, stride);
+                }
                 float inv_l[kRows];
                 for (std::size_t r = 0; r < kRows; ++r) {
-                    float* row = scores.data() + r * stride;
+                    float* row = scores + r * stride;
                     inv_l[r] = 1.0f / exp_shifted(row, visible[r], max_of(row, visible[r]));
                     for (std::size_t s = visible[r]; s < n; ++s) row[s] = 0;  // masked: weight 0, never exp'd
                     for (std::size_t d = 0; d < dh; ++d) o_rows[r][d] = 0;
                 }
-                pv_rows(scores.data(), stride, v_head, n, dh, zero, o_rows);
+                pv_rows(scores, stride, v_head, n, dh, zero, o_rows);
                 for (std::size_t r = 0; r < kRows; ++r)
                     for (std::size_t d = 0; d < dh; ++d) o_rows[r][d] *= inv_l[r];
             }
@@ -350,21 +434,27 @@ Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>
     const float scale = float(1.0 / std::sqrt(double(dh)));
     const float neg_inf = -std::numeric_limits<float>::infinity();
     Tensor4<float> out({sh.B, sh.Hq, sh.T, dh});
-    std::vector<float> panels;  // [n_panels, dh, kKeys] one KV head's keys
 
     // A tile: kTileRows (Br) query rows of one KV head, ordered (position, head in
     // group), walked against key blocks of kBlockKeys (Bc); inside it, register
-    // tiles of kRows rows. Scratch is O(Br x (Bc + dh)), whatever T and S are.
+    // tiles of kRows rows. Scratch is O(Br x (Bc + dh)), whatever T and S are,
+    // plus the transposed copy of one KV head's keys when enough rows share it
+    // (a decode step reads K in place, as in v2).
     const std::size_t rows_total = sh.T * sh.group;  // per (b, KV head)
+    const bool pack_whole_head = rows_total > 2 * kRows;
+    const std::size_t n_panels = (sh.S + kKeys - 1) / kKeys;
+    float* panels = pack_whole_head ? scratch(kPanelSlot, n_panels * dh * kKeys) : nullptr;  // [n_panels, dh, kKeys]
+    std::vector<float> q_t(kRows * dh);  // [dh, kRows] a register tile's queries, transposed (in-place path)
     std::vector<float> o_tile(kTileRows * dh);        // [Br, dh] unnormalised output O
     std::vector<float> m(kTileRows), l(kTileRows);    // [Br] running max and running sum
-    std::vector<float> s_tile(kRows * kBlockKeys);    // [kRows, Bc] scores, then weights P
+    float* s_tile = scratch(kScoreSlot, kRows * kBlockKeys);  // [kRows, Bc] scores, then weights P
     std::vector<float> spare(kRows * dh, 0.0f);       // O of the padding rows of a short tile
 
     for (std::size_t b = 0; b < sh.B; ++b)
         for (std::size_t g = 0; g < sh.Hkv; ++g) {
-            pack_key_panels(&k(b, g, 0, 0), sh.S, dh, panels);
+            const float* k_head = &k(b, g, 0, 0);  // [S, dh]
             const float* v_head = &v(b, g, 0, 0);  // [S, dh]
+            if (pack_whole_head) pack_key_panels(k_head, sh.S, dh, panels);
             for (std::size_t row0 = 0; row0 < rows_total; row0 += kTileRows) {
                 const std::size_t rows = std::min(kTileRows, rows_total - row0);
                 std::fill(o_tile.begin(), o_tile.end(), 0.0f);
@@ -390,12 +480,19 @@ Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>
                             block_visible = std::max(block_visible, visible[r]);
                         }
                         if (block_visible == 0) continue;  // the register tile is above the diagonal
-                        for (std::size_t p = 0; p * kKeys < block_visible; ++p)
-                            score_tile(q_rows, panels.data() + (key0 / kKeys + p) * dh * kKeys, dh, scale,
-                                       s_tile.data() + p * kKeys, kBlockKeys);
+                        if (pack_whole_head) {
+                            for (std::size_t p = 0; p * kKeys < block_visible; ++p)
+                                score_tile(q_rows, panels + (key0 / kKeys + p) * dh * kKeys, dh, scale,
+                                           s_tile + p * kKeys, kBlockKeys);
+                        } else {
+                            transpose_rows(q_rows, dh, q_t.data());
+                            for (std::size_t j0 = 0; j0 < block_visible; j0 += kLaneKeys)
+                                score_tile_in_place(q_t.data(), k_head, sh.S, key0 + j0, dh, scale, s_tile + j0,
+                                                    kBlockKeys);
+                        }
                         float alpha[kRows];  // rescales the old O and l: exp(m_old - m_new)
                         for (std::size_t r = 0; r < kRows; ++r) {
-                            float* s_r = s_tile.data() + r * kBlockKeys;
+                            float* s_r = s_tile + r * kBlockKeys;
                             alpha[r] = 1;
                             if (visible[r] > 0) {
                                 const std::size_t i = r0 + r;
@@ -406,7 +503,7 @@ Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>
                             }
                             for (std::size_t j = visible[r]; j < block_visible; ++j) s_r[j] = 0;  // masked: weight 0
                         }
-                        pv_rows(s_tile.data(), kBlockKeys, v_head + key0 * dh, block_visible, dh, alpha, o_rows);
+                        pv_rows(s_tile, kBlockKeys, v_head + key0 * dh, block_visible, dh, alpha, o_rows);
                     }
                 }
                 for (std::size_t i = 0; i < rows; ++i) {

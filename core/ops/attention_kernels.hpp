@@ -52,6 +52,14 @@ Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>
 void check_attention_shapes(const std::array<std::size_t, 4>& q, const std::array<std::size_t, 4>& k,
                             const std::array<std::size_t, 4>& v);
 
+// The arithmetic ceiling of the kernels' build, for the benchmark: `rounds`
+// rounds of a multiply and an add on every lane of a dozen register-resident
+// vectors (fused where the build has FMA), no memory traffic. The result
+// depends on every lane, so the work cannot be optimised away; each round is
+// multiply_add_flops_per_round() floating-point operations.
+float multiply_add_rounds(std::size_t rounds, float x);
+double multiply_add_flops_per_round();
+
 // The vector width and tile sizes this build compiled the kernels with, for the
 // bench's header line ("avx512", "avx2", "sse2", "wasm-simd128", ...).
 const char* kernel_isa();

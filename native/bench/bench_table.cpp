@@ -73,7 +73,7 @@ void print_bench_table(std::ostream& out, const json& report) {
             }
     std::vector<std::tuple<std::string, std::size_t, std::size_t>> cases;
     for (const json& row : rows) {
-        if (row["case"] == "model") continue;
+        if (row["case"] == "model" || row["case"] == "ceiling") continue;
         const auto key = std::make_tuple(row["case"].get<std::string>(), row["T"].get<std::size_t>(), row["S"].get<std::size_t>());
         if (std::find(cases.begin(), cases.end(), key) == cases.end()) cases.push_back(key);
     }
@@ -82,7 +82,7 @@ void print_bench_table(std::ostream& out, const json& report) {
         << "* wall time > 1.1 x CPU time (the machine was busy), + CPU time > 1.1 x wall time (more than one thread)\n";
     std::string header = "case        T      S";
     for (const std::string& k : kernels) header += pad(k, 13);
-    header += pad("torch/ours", 12) + pad("numpy/ours", 12);
+    header += pad("torch/ours", 12) + pad("numpy/ours", 12) + pad("GFLOP/s", 9);
     out << header << "\n";
     for (const auto& [kase, T, S] : cases) {
         std::string line = kase;
@@ -104,7 +104,19 @@ void print_bench_table(std::ostream& out, const json& report) {
             const double theirs = ms_of(find_row(rows, kase, T, S, peer));
             line += pad(ours > 0 && theirs > 0 ? format("%.1fx", theirs / ours) : "", 12);
         }
+        const json* grouped = find_row(rows, kase, T, S, "grouped");
+        line += pad(grouped && grouped->contains("gflops") ? format("%.1f", (*grouped)["gflops"].get<double>()) : "", 9);
         out << line << "\n";
+    }
+    for (const json& row : rows) {
+        if (row["case"] != "ceiling" || !row.contains("gflops")) continue;
+        const double ceiling = row["gflops"];
+        double best = 0;
+        for (const json& r : rows)
+            if (r["kernel"] == "grouped" && r.contains("gflops")) best = std::max(best, r["gflops"].get<double>());
+        out << "GFLOP/s: grouped, counting only the cells a query may see; this build's ceiling (multiply-adds on "
+            << "registers, " << report["kernel_isa"].get<std::string>() << ") " << format("%.1f", ceiling)
+            << ", grouped reaches " << format("%.0f%%", 100 * best / ceiling) << " of it\n";
     }
 
     // Cached decode against recomputing the prefix.

@@ -37,7 +37,7 @@ class BenchCpuQuick(unittest.TestCase):
         self.assertEqual(self.report["threads"], 1)
 
     def test_every_attention_row_validated_then_timed(self):
-        rows = [r for r in self.report["rows"] if r["case"] != "model"]
+        rows = [r for r in self.report["rows"] if r["case"] not in ("model", "ceiling")]
         ours = [r for r in rows if r["kernel"] in OUR_KERNELS]
         # 2 prefill + 2 decode cases x 4 kernels, 2 recompute cases x 3 kernels.
         self.assertEqual(len(ours), 2 * 4 + 2 * 4 + 2 * 3)
@@ -51,6 +51,24 @@ class BenchCpuQuick(unittest.TestCase):
         cases = {(r["case"], r["T"], r["S"]) for r in ours}
         self.assertIn(("decode", 1, 70), cases)
         self.assertIn(("recompute", 70, 70), cases)
+
+    def test_gflops_count_only_the_visible_cells(self):
+        shape = self.report["shape"]
+        for row in self.report["rows"]:
+            if row["kernel"] not in OUR_KERNELS or "ms" not in row:
+                continue
+            T, S = row["T"], row["S"]
+            # Row t sees S - T + t + 1 keys; each seen key costs 2 dh (score) + 2 dh (P @ V).
+            visible = sum(S - T + t + 1 for t in range(T))
+            flops = 4 * shape["B"] * shape["Hq"] * shape["dh"] * visible
+            with self.subTest(case=row["case"], T=T, S=S, kernel=row["kernel"]):
+                self.assertAlmostEqual(row["gflops"], flops / (row["ms"] * 1e6), delta=1e-9 * row["gflops"])
+
+    def test_ceiling_row(self):
+        ceiling = [r for r in self.report["rows"] if r["case"] == "ceiling"]
+        self.assertEqual([r["kernel"] for r in ceiling], ["multiply_add"])
+        self.assertGreater(ceiling[0]["gflops"], 0)
+        self.assertGreater(ceiling[0]["ms"], 0)
 
     def test_model_rows(self):
         model = {r["kernel"]: r for r in self.report["rows"] if r["case"] == "model"}
@@ -76,6 +94,7 @@ class BenchOther(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("grouped", result.stdout)
         self.assertIn("cached decode vs recomputing the prefix", result.stdout)
+        self.assertRegex(result.stdout, r"this build's ceiling \(multiply-adds on registers, \w+\) [0-9.]+, grouped reaches [0-9]+% of it")
         self.assertIn("0 failed", result.stdout)
 
     def test_memory_tiny(self):

@@ -44,7 +44,9 @@ struct Case {
 
 // Small odd shapes: batches of 2 and 3, a cache offset (T < S), single-token
 // decode (T = 1), head sizes that are not powers of two (or multiples of a
-// vector), S not a multiple of a key block, GQA groups 1, 2, 4 and 8.
+// vector), S not a multiple of a key block, GQA groups 1, 2, 4 and 8. A KV
+// head read by at most 2 register tiles of rows (decode, short T) takes the
+// kernels' in-place K path; more rows take the packed-panel path.
 const Case cases[] = {
     {2, 4, 2, 5, 9, 12},   // group 2, history 4, dh 12
     {2, 4, 1, 1, 7, 20},   // group 4, decode over 7 keys
@@ -54,6 +56,8 @@ const Case cases[] = {
     {2, 8, 1, 1, 45, 40},  // group 8, decode over 45 keys
     {1, 8, 2, 17, 17, 36}, // group 4, prefill, dh 36
     {2, 2, 2, 9, 50, 7},   // group 1, dh 7, history 41
+    {1, 8, 1, 1, 603, 16}, // group 8, decode over 603 keys (several streaming key blocks, a partial last one)
+    {1, 4, 2, 3, 301, 8},  // group 2, 3 new tokens over a 298-token cache
 };
 
 }  // namespace

@@ -15,9 +15,12 @@ test('benchCpu quick: every attention row validated, then timed', async () => {
   assert.equal(report.error, undefined, report.error);
   assert.equal(report.build.platform, 'wasm');
   assert.equal(report.kernel_isa, 'wasm-simd128');
-  // 2 prefill + 2 decode cases x 4 kernels, 2 recompute cases x 3 kernels.
-  assert.equal(report.rows.length, 2 * 4 + 2 * 4 + 2 * 3);
-  for (const row of report.rows) {
+  // The ceiling, then 2 prefill + 2 decode cases x 4 kernels, 2 recompute cases x 3 kernels.
+  const [ceiling, ...attention] = report.rows;
+  assert.deepEqual([ceiling.case, ceiling.kernel], ['ceiling', 'multiply_add']);
+  assert.ok(ceiling.gflops > 0);
+  assert.equal(attention.length, 2 * 4 + 2 * 4 + 2 * 3);
+  for (const row of attention) {
     const where = `${row.case} T=${row.T} S=${row.S} ${row.kernel}`;
     assert.ok(row.validation.passed, `${where}: ${JSON.stringify(row.validation)}`);
     assert.ok(row.validation.max_error <= row.validation.tolerance, where);
