@@ -3,9 +3,12 @@
 # kernel and the whole model against the CPU core, run both benchmarks, and print
 # a short summary table last. Budget: under 8 minutes on an H200 (the build about
 # 1-2 minutes with 16 cores; verify and kernel checks under a minute; the attention
-# benchmark about 4 minutes; decode under a minute).
+# benchmark about 4 minutes; decode under a minute), then the pretrained probe on
+# the GPU (#6: exporting a 22-layer TinyLlama-shaped checkpoint takes 1-2 minutes
+# of CPU time, the probe itself seconds).
 #   native/gpu-check.sh            # reports land in build/cuda/gpu-check/
-#   QUICK=1 native/gpu-check.sh    # the --quick sizes (a smoke test, seconds)
+#   QUICK=1 native/gpu-check.sh    # the --quick sizes and a 2-layer probe (a smoke test)
+#   PROBE=0 native/gpu-check.sh    # without the probe step
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=build/cuda/gpu-check
@@ -38,10 +41,29 @@ step "bench decode (split-K, bandwidth vs device-to-device copy)"
 timeout 90 $attn bench decode --device cuda "${quick[@]}" --out "$out/decode.json" | tee "$out/decode.txt"
 decode_status=${PIPESTATUS[0]}
 
+step "probe: a 22-layer TinyLlama-shaped checkpoint (random bf16 weights) on the GPU, float32 and bfloat16"
+probe_status=0
+layers=22
+[ "${QUICK:-0}" = 1 ] && layers=2
+if [ "${PROBE:-1}" = 0 ]; then
+  probe_status=skipped
+  echo "skipped (PROBE=0)"
+else
+  timeout 240 $attn export-checkpoint "$out/tinyllama-$layers" --config tinyllama-1.1b --layers $layers \
+    --dtype bfloat16 > "$out/export.txt" || probe_status=$?
+  for dtype in float32 bfloat16; do
+    [ "$probe_status" = 0 ] || break
+    timeout 120 $attn probe --model "$out/tinyllama-$layers" --device cuda --dtype $dtype --generate 32 \
+      --output "$out/probe-$dtype.json" > "$out/probe-$dtype.txt" || probe_status=$?
+    tail -n 4 "$out/probe-$dtype.txt"
+  done
+fi
+
 step "summary"
-/usr/bin/python3 - "$out" "$verify_status" "$ctest_status" "$attention_status" "$decode_status" <<'PY'
+/usr/bin/python3 - "$out" "$verify_status" "$ctest_status" "$attention_status" "$decode_status" "$probe_status" <<'PY'
 import json, os, sys
-out, verify, ctest, attention, decode = sys.argv[1], *map(int, sys.argv[2:])
+out, verify, ctest, attention, decode = sys.argv[1], *map(int, sys.argv[2:6])
+probe = -1 if sys.argv[6] == "skipped" else int(sys.argv[6])
 def load(name):
     try:
         with open(os.path.join(out, name)) as f:
@@ -49,9 +71,10 @@ def load(name):
     except Exception:
         return {}
 def word(status):
-    return "PASS" if status == 0 else ("TIMEOUT" if status == 124 else "FAIL (%d)" % status)
+    return "PASS" if status == 0 else "skipped" if status == -1 else ("TIMEOUT" if status == 124 else "FAIL (%d)" % status)
 rows = [("attn verify --device cuda", word(verify)), ("ctest -L gpu", word(ctest)),
-        ("bench attention (checks + timing)", word(attention)), ("bench decode (checks + timing)", word(decode))]
+        ("bench attention (checks + timing)", word(attention)), ("bench decode (checks + timing)", word(decode)),
+        ("probe --device cuda (p1-p4, both dtypes)", word(probe))]
 a, d = load("attention.json"), load("decode.json")
 def find(rows, **want):
     for row in rows:
@@ -72,10 +95,16 @@ if d.get("rows"):
     rows.append(("decode S16k GB/s, of copy (target >= 60%)",
                  "%.0f, %.0f%%" % (r["gbps"], 100 * r["of_copy"]) if "gbps" in r else "-"))
     rows.append(("device-to-device copy GB/s", "%.0f" % d.get("copy_gbps", 0)))
+for dtype in ["float32", "bfloat16"]:
+    t = load("probe-%s.json" % dtype).get("probe", {}).get("timing", {})
+    if t:
+        rows.append(("probe %s prefill / decode tok/s" % dtype, "%.0f / %.1f" % (
+            t.get("prefill_tokens_per_second") or 0, t.get("decode_tokens_per_second") or 0)))
 width = max(len(k) for k, _ in rows)
 print("%s  %s" % ("what".ljust(width), "result"))
 for k, v in rows:
     print("%s  %s" % (k.ljust(width), v))
 PY
 echo "total $(( $(date +%s) - start )) s; reports in $out"
-[ "$verify_status" = 0 ] && [ "$ctest_status" = 0 ] && [ "$attention_status" = 0 ] && [ "$decode_status" = 0 ]
+[ "$verify_status" = 0 ] && [ "$ctest_status" = 0 ] && [ "$attention_status" = 0 ] && [ "$decode_status" = 0 ] &&
+  { [ "$probe_status" = 0 ] || [ "$probe_status" = skipped ]; }

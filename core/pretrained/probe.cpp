@@ -64,7 +64,22 @@ std::string token_text(const LlamaTokenizer& tokenizer, std::int32_t id) {
     return tokenizer.display(id);
 }
 
+CpuProbePasses::CpuProbePasses(const PretrainedModel& model, DType cache_dtype)
+    : model_(model), cache_(empty_pretrained_cache(model.config, 1, cache_dtype)) {}
+
+void CpuProbePasses::reset() { cache_ = empty_pretrained_cache(model_.config, 1, cache_.dtype); }
+
+Tensor3<float> CpuProbePasses::forward(const TokenIds& tokens, PretrainedCapture* capture) {
+    return pretrained_forward(model_, cache_, tokens, capture);
+}
+
 nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request) {
+    CpuProbePasses passes(model, request.cache_dtype);
+    return run_probe(model, tokenizer, request, passes);
+}
+
+nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request,
+                         ProbePasses& passes) {
     const ModelConfig& c = model.config;
     const std::size_t T = request.ids.size(), V = std::size_t(c.vocab_size);
     const std::size_t L = std::size_t(c.n_layers), H = std::size_t(c.n_heads);
@@ -75,18 +90,18 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     const TokenIds tokens = one_row(request.ids);  // [1, T]
 
     // 1. The full pass: T tokens at once, every layer's attention captured.
-    PretrainedCache full_cache = empty_pretrained_cache(c, 1, request.cache_dtype);
+    passes.reset();
     PretrainedCapture capture;
     Clock::time_point start = Clock::now();
-    const Tensor3<float> full = pretrained_forward(model, full_cache, tokens, &capture);  // [1, T, V]
+    const Tensor3<float> full = passes.forward(tokens, &capture);  // [1, T, V]
     const double prefill_seconds = seconds_since(start);
 
-    // 2. The same prompt one token at a time through the cache.
-    PretrainedCache cache = empty_pretrained_cache(c, 1, request.cache_dtype);
+    // 2. The same prompt one token at a time through an emptied cache.
+    passes.reset();
     Tensor3<float> cached({1, T, V});
     start = Clock::now();
     for (std::size_t t = 0; t < T; ++t) {
-        const Tensor3<float> step = pretrained_forward(model, cache, one_row({request.ids[t]}));  // [1, 1, V]
+        const Tensor3<float> step = passes.forward(one_row({request.ids[t]}), nullptr);  // [1, 1, V]
         std::copy(step.begin(), step.end(), cached.data() + t * V);
     }
     const double cached_prefill_seconds = seconds_since(start);
@@ -166,7 +181,7 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
             generated.push_back(next);
             stopped = std::find(request.stop_ids.begin(), request.stop_ids.end(), next) != request.stop_ids.end();
             if (stopped || i + 1 >= request.generate) break;
-            const Tensor3<float> step = pretrained_forward(model, cache, one_row({next}));  // [1, 1, V]
+            const Tensor3<float> step = passes.forward(one_row({next}), nullptr);  // [1, 1, V]
             ++decode_steps;
             next = argmax(step.data(), V);
         }
@@ -201,9 +216,9 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     for (const auto& [name, shape] : capture.shapes) shapes.push_back({{"name", name}, {"shape", shape}});
     auto matrix_shape = [](const WeightView& w) { return std::vector<std::size_t>{w.rows, w.cols}; };
     const PretrainedLayer& layer0 = model.layers.front();
-    const std::size_t scalar = dtype_size(request.cache_dtype);
+    const std::size_t scalar = dtype_size(passes.cache_dtype());
     const CachePayload payload = cache_payload(c);
-    const std::string cache_name = request.cache_dtype == DType::f32 ? "float32" : "bfloat16";
+    const std::string cache_name = passes.cache_dtype() == DType::f32 ? "float32" : "bfloat16";
 
     Tensor3<float> last_logits({1, 1, V});
     std::copy(last, last + V, last_logits.begin());
@@ -258,12 +273,12 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
           {"cache",
            {{"dtype", cache_name},
             {"bytes_per_scalar", scalar},
-            {"layer_tensor_shape", {1, c.n_kv_heads, cache.position, c.head_dim}},
+            {"layer_tensor_shape", {1, c.n_kv_heads, passes.cached_tokens(), c.head_dim}},
             {"scalars_per_token", payload.scalars_per_token},
             {"bytes_per_token", payload.scalars_per_token * std::int64_t(scalar)},
-            {"tokens", cache.position},
-            {"total_bytes", cache.stored_bytes()},
-            {"expected_total_bytes", payload.scalars_per_token * std::int64_t(scalar) * cache.position}}},
+            {"tokens", passes.cached_tokens()},
+            {"total_bytes", passes.cache_bytes()},
+            {"expected_total_bytes", payload.scalars_per_token * std::int64_t(scalar) * passes.cached_tokens()}}},
           {"cached_vs_full",
            {{"positions", T},
             {"max_abs_diff", max_diff},

@@ -13,6 +13,8 @@
 #include "checkpoint/hf_llama.hpp"
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
+#include "cuda/gpu_probe.hpp"
+#include "cuda/gpu_verify.hpp"
 #include "number_args.hpp"
 #include "parallel_for.hpp"
 #include "pretrained/probe.hpp"
@@ -39,16 +41,6 @@ struct ProbeOptions {
     std::string threads = "1";
     std::string output;
 };
-
-// Only the CPU path exists so far; a CUDA device is a clear error, not a silent CPU run.
-void require_cpu(const std::string& device) {
-    if (device == "cpu") return;
-    const bool cuda_index = device.size() > 5 && device.rfind("cuda:", 0) == 0 &&
-                            device.find_first_not_of("0123456789", 5) == std::string::npos;
-    if (device == "cuda" || cuda_index)
-        throw InputError("--device " + device + ": this build has no CUDA kernels yet; use --device cpu");
-    throw InputError("unknown --device '" + device + "' (expected cpu or cuda[:N])");
-}
 
 WeightPrecision parse_precision(const std::string& name) {
     if (name == "float32") return WeightPrecision::float32;
@@ -88,7 +80,8 @@ std::int32_t special_id(const char* field, std::int32_t id, const std::string& p
 
 int run_probe_command(const ProbeOptions& o) {
     const auto started = std::chrono::steady_clock::now();
-    require_cpu(o.device);
+    const int device = parse_device_flag(o.device);  // -1: the CPU
+    if (device >= 0) require_gpu_device(device);      // before the checkpoint is read
     const WeightPrecision precision = parse_precision(o.dtype);
     const int generate = int(parse_decimal(o.generate, "--generate", 0, 4096));
     const int threads = int(parse_decimal(o.threads, "--threads", 1, 256));
@@ -143,7 +136,8 @@ int run_probe_command(const ProbeOptions& o) {
     request.generate = generate;
     request.stop_ids = eos_ids;
     request.cache_dtype = precision == WeightPrecision::float32 ? DType::f32 : DType::bf16;
-    nlohmann::json trace = run_probe(model, tokenizer, request);
+    nlohmann::json trace = device < 0 ? run_probe(model, tokenizer, request)
+                                      : run_probe_on_gpu(device, model, tokenizer, request);
 
     const BuildInfo build = build_info();
     const std::array<double, 3> load = load_average();
@@ -159,7 +153,8 @@ int run_probe_command(const ProbeOptions& o) {
                       {"shards", checkpoint.files.size()}};
     probe["prompt"] = o.tokens.empty() ? nlohmann::json{{"source", "text"}, {"text", text}, {"chat", o.chat}, {"default", !o.prompt_given}}
                                        : nlohmann::json{{"source", "ids"}, {"ids", o.tokens}};
-    probe["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", cpu_threads()}, {"threads_used", threads}};
+    if (device < 0)  // the GPU's facts are already there
+        probe["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", cpu_threads()}, {"threads_used", threads}};
     probe["software"] = {{"project_version", build.project_version},
                          {"compiler", build.compiler},
                          {"platform", build.platform},
@@ -191,7 +186,9 @@ CommandRunner add_probe_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("probe", "Run a pretrained Llama checkpoint on a prompt and record its attention as a trace");
     cmd->add_option("--model", o->model, "Hugging Face Llama checkpoint folder (config.json, model.safetensors or its index, tokenizer.json)")
         ->required();
-    cmd->add_option("--device", o->device, "cpu (cuda[:N] is not in this build yet)")->capture_default_str();
+    cmd->add_option("--device", o->device, "cpu, cuda or cuda:N (the CUDA build; float32 on the GPU, eager attention for "
+                                           "the full pass, split-K decode for the cached steps)")
+        ->capture_default_str();
     cmd->add_option("--dtype", o->dtype, "Weight precision: float32 or bfloat16 (activations are float32 in both)")->capture_default_str();
     cmd->add_option("--prompt", o->prompt, "Text to encode (BOS is added); a default sentence when neither this nor --tokens is given")
         ->each([o](const std::string&) { o->prompt_given = true; });

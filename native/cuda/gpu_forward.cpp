@@ -29,6 +29,23 @@ void matmul_transposed(const GpuRuntime& gpu, const float* x, const float* e, fl
     CUBLAS_CHECK(cublasSgemm(gpu.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, e, K, x, K, &zero, y, N));
 }
 
+// y = x @ W for a projection W in the model's layout:
+//   x: [M, K], W: [K, N] (in_out) or [N, K] (out_in)  ->  y: [M, N]
+void project(const GpuRuntime& gpu, WeightLayout layout, const float* x, const float* w, float* y, int M, int K, int N) {
+    if (layout == WeightLayout::in_out) matmul(gpu, x, w, y, M, K, N);
+    else matmul_transposed(gpu, x, w, y, M, K, N);
+}
+
+// A checkpoint matrix widened to float32, rows as stored: [rows, cols].
+DeviceBuffer<float> upload(const WeightView& w) {
+    std::vector<float> host(w.elements());
+    for (std::size_t j = 0; j < w.rows; ++j) {
+        const float* row = w.row(j, host.data() + j * w.cols);  // fills the buffer unless the bytes are float32 already
+        if (row != host.data() + j * w.cols) std::copy(row, row + w.cols, host.data() + j * w.cols);
+    }
+    return DeviceBuffer<float>(host);
+}
+
 // Scratch for one forward of B x T new tokens (rows = B * T), reused by every layer.
 struct Workspace {
     DeviceBuffer<float> x, h, q, k, v, q_heads, heads, merged, update, gate, up, hidden;
@@ -79,16 +96,20 @@ void run_attention(const GpuRuntime& gpu, const AttentionShape& shape, GpuAttent
 }
 
 // One decoder block on w.x ([B*T, D]) in place: x + attention(norm(x)), then + SwiGLU(norm(.)).
-void decoder_layer(const GpuRuntime& gpu, const ModelConfig& c, const GpuLayerWeights& lw, GpuKVCache& cache, int l,
+void decoder_layer(const GpuRuntime& gpu, const GpuModel& model, const GpuLayerWeights& lw, GpuKVCache& cache, int l,
                    int B, int T, GpuAttention kernel, Workspace& w, Tensor4<float>* probs) {
+    const ModelConfig& c = model.config;
     const int rows = B * T, D = c.hidden_size, dh = c.head_dim, Hq = c.n_heads, Hkv = c.n_kv_heads;
     const int S = int(cache.position) + T;
     cudaStream_t stream = gpu.stream();
+    const auto projection = [&](const float* x, const DeviceBuffer<float>& weight, float* y, int K, int N) {
+        project(gpu, model.layout, x, weight.data(), y, rows, K, N);  // [B*T, K] -> [B*T, N]
+    };
     // --- attention sublayer ---
     rms_norm(w.x.data(), lw.attn_norm.data(), w.h.data(), rows, D, float(c.rms_norm_eps), stream);  // [B*T, D]
-    matmul(gpu, w.h.data(), lw.wq.data(), w.q.data(), rows, D, Hq * dh);                            // [B, T, Hq, dh]
-    matmul(gpu, w.h.data(), lw.wk.data(), w.k.data(), rows, D, Hkv * dh);                           // [B, T, Hkv, dh]
-    matmul(gpu, w.h.data(), lw.wv.data(), w.v.data(), rows, D, Hkv * dh);                           // [B, T, Hkv, dh]
+    projection(w.h.data(), lw.wq, w.q.data(), D, Hq * dh);                                          // [B, T, Hq, dh]
+    projection(w.h.data(), lw.wk, w.k.data(), D, Hkv * dh);                                         // [B, T, Hkv, dh]
+    projection(w.h.data(), lw.wv, w.v.data(), D, Hkv * dh);                                         // [B, T, Hkv, dh]
     const bool half_split = c.rope_pairing == RopePairing::half_split;
     rope_inplace(w.q.data(), B, T, Hq, dh, cache.position, c.rope_theta, half_split, stream);
     rope_inplace(w.k.data(), B, T, Hkv, dh, cache.position, c.rope_theta, half_split, stream);
@@ -104,15 +125,15 @@ void decoder_layer(const GpuRuntime& gpu, const ModelConfig& c, const GpuLayerWe
         CUDA_CHECK(cudaMemcpy(probs->data(), w.scores.data(), probs->size() * sizeof(float), cudaMemcpyDeviceToHost));
     }
     merge_heads(w.heads.data(), w.merged.data(), B, T, Hq, dh, stream);               // [B*T, Hq*dh]
-    matmul(gpu, w.merged.data(), lw.wo.data(), w.update.data(), rows, Hq * dh, D);    // [B*T, D]
+    projection(w.merged.data(), lw.wo, w.update.data(), Hq * dh, D);                  // [B*T, D]
     residual_add(w.x.data(), w.update.data(), 1LL * rows * D, stream);
 
     // --- feed-forward sublayer ---
     rms_norm(w.x.data(), lw.ffn_norm.data(), w.h.data(), rows, D, float(c.rms_norm_eps), stream);
-    matmul(gpu, w.h.data(), lw.w_gate.data(), w.gate.data(), rows, D, c.ffn_size);     // [B*T, F]
-    matmul(gpu, w.h.data(), lw.w_up.data(), w.up.data(), rows, D, c.ffn_size);         // [B*T, F]
+    projection(w.h.data(), lw.w_gate, w.gate.data(), D, c.ffn_size);                   // [B*T, F]
+    projection(w.h.data(), lw.w_up, w.up.data(), D, c.ffn_size);                       // [B*T, F]
     silu_multiply(w.gate.data(), w.up.data(), w.hidden.data(), 1LL * rows * c.ffn_size, stream);
-    matmul(gpu, w.hidden.data(), lw.w_down.data(), w.update.data(), rows, c.ffn_size, D);  // [B*T, D]
+    projection(w.hidden.data(), lw.w_down, w.update.data(), c.ffn_size, D);                // [B*T, D]
     residual_add(w.x.data(), w.update.data(), 1LL * rows * D, stream);
 }
 
@@ -137,6 +158,19 @@ GpuModel upload_model(const Model<float>& model) {
                             upload(w.ffn_norm), upload(w.w_gate), upload(w.w_up), upload(w.w_down)});
     g.final_norm = upload(model.weights.final_norm);
     if (!model.config.tie_embeddings) g.lm_head = upload(model.weights.lm_head);
+    return g;
+}
+
+GpuModel upload_model(const PretrainedModel& model) {
+    GpuModel g;
+    g.config = model.config;
+    g.layout = WeightLayout::out_in;
+    g.embedding = upload(model.embedding);  // [V, D]
+    for (const PretrainedLayer& w : model.layers)
+        g.layers.push_back({upload(w.attn_norm), upload(w.wq), upload(w.wk), upload(w.wv), upload(w.wo),
+                            upload(w.ffn_norm), upload(w.w_gate), upload(w.w_up), upload(w.w_down)});
+    g.final_norm = upload(model.final_norm);
+    if (!model.config.tie_embeddings) g.lm_head = upload(model.lm_head);  // [V, D]
     return g;
 }
 
@@ -180,7 +214,7 @@ Tensor3<float> gpu_forward(const GpuRuntime& gpu, const GpuModel& model, GpuKVCa
     embedding_gather(model.embedding.data(), ids.data(), w.x.data(), rows, c.hidden_size, gpu.stream());  // [B*T, D]
     if (probs) probs->assign(std::size_t(c.n_layers), {});
     for (int l = 0; l < c.n_layers; ++l)
-        decoder_layer(gpu, c, model.layers[l], cache, l, B, T, kernel, w, probs ? &(*probs)[l] : nullptr);
+        decoder_layer(gpu, model, model.layers[l], cache, l, B, T, kernel, w, probs ? &(*probs)[l] : nullptr);
     cache.position += T;
 
     rms_norm(w.x.data(), model.final_norm.data(), w.h.data(), rows, c.hidden_size, float(c.rms_norm_eps), gpu.stream());
@@ -188,7 +222,7 @@ Tensor3<float> gpu_forward(const GpuRuntime& gpu, const GpuModel& model, GpuKVCa
     if (c.tie_embeddings)
         matmul_transposed(gpu, w.h.data(), model.embedding.data(), logits.data(), rows, c.hidden_size, c.vocab_size);
     else
-        matmul(gpu, w.h.data(), model.lm_head.data(), logits.data(), rows, c.hidden_size, c.vocab_size);
+        project(gpu, model.layout, w.h.data(), model.lm_head.data(), logits.data(), rows, c.hidden_size, c.vocab_size);
     gpu.synchronize();
     Tensor3<float> host({std::size_t(B), std::size_t(T), std::size_t(c.vocab_size)});
     CUDA_CHECK(cudaMemcpy(host.data(), logits.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost));

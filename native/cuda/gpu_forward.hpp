@@ -9,6 +9,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/gpu_runtime.hpp"
 #include "forward.hpp"
+#include "pretrained/pretrained_model.hpp"
 
 namespace anatomy::gpu {
 
@@ -19,19 +20,28 @@ namespace anatomy::gpu {
 enum class GpuAttention { eager, flash, decode_split };
 const char* to_string(GpuAttention kernel);
 
+// How the projection matrices are laid out in GPU memory.
+//   in_out  the core's [in, out] (LayerWeights), lm_head [D, V]
+//   out_in  a Hugging Face checkpoint's [out, in], lm_head [V, D]
+enum class WeightLayout { in_out, out_in };
+
 struct GpuLayerWeights {
-    DeviceBuffer<float> attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;  // shapes as in LayerWeights
+    DeviceBuffer<float> attn_norm, wq, wk, wv, wo, ffn_norm, w_gate, w_up, w_down;  // [D] or a matrix in `layout`
 };
 
 struct GpuModel {
     ModelConfig config;
+    WeightLayout layout = WeightLayout::in_out;
     DeviceBuffer<float> embedding;  // [V, D]
     std::vector<GpuLayerWeights> layers;
     DeviceBuffer<float> final_norm;  // [D]
-    DeviceBuffer<float> lm_head;     // [D, V] when untied
+    DeviceBuffer<float> lm_head;     // when untied: [D, V] (in_out) or [V, D] (out_in)
 };
 
 GpuModel upload_model(const Model<float>& model);
+// A checkpoint's weights as float32 in its own [out, in] layout (bfloat16 and
+// float16 widen exactly, so a --dtype bfloat16 model keeps its rounded values).
+GpuModel upload_model(const PretrainedModel& model);
 
 // Per layer: keys (after RoPE) and values, [B, Hkv, capacity, dh]; rows
 // 0 .. position - 1 of each head are filled.

@@ -31,8 +31,10 @@ PROBE_FIELDS = ["model", "prompt", "device", "dtype", "precision", "software", "
                 "top_next", "continuation", "timing"]
 
 
-def check_probe_trace(test, trace, generate, dtype="float32"):
-    """Asserts everything a probe trace promises; returns (L, Hq, T, V)."""
+def check_probe_trace(test, trace, generate, dtype="float32", device_kind="cpu", cache_dtype=None):
+    """Asserts everything a probe trace promises; returns (L, Hq, T, V).
+    The cache is in the weights' dtype on the CPU; the GPU's is float32 (cache_dtype)."""
+    cache_dtype = cache_dtype or dtype
     for field in TRACE_FIELDS:
         test.assertIn(field, trace)
     for field in PROBE_FIELDS:
@@ -89,8 +91,8 @@ def check_probe_trace(test, trace, generate, dtype="float32"):
     test.assertEqual(block["k_heads"], [1, Hkv, T, dh])
     test.assertEqual(block["logits"], [1, T, V])
     cache = probe["cache"]
-    scalar = 4 if dtype == "float32" else 2
-    test.assertEqual(cache["dtype"], dtype)
+    scalar = 4 if cache_dtype == "float32" else 2
+    test.assertEqual(cache["dtype"], cache_dtype)
     test.assertEqual(cache["bytes_per_scalar"], scalar)
     test.assertEqual(cache["scalars_per_token"], 2 * L * Hkv * dh)
     test.assertEqual(cache["bytes_per_token"], 2 * L * Hkv * dh * scalar)
@@ -114,7 +116,7 @@ def check_probe_trace(test, trace, generate, dtype="float32"):
 
     # Provenance and timing.
     test.assertEqual(probe["dtype"], dtype)
-    test.assertEqual(probe["device"]["kind"], "cpu")
+    test.assertEqual(probe["device"]["kind"], device_kind)
     for field in ["project_version", "compiler", "xtensor", "nlohmann_json"]:
         test.assertTrue(probe["software"][field])
     timing = probe["timing"]
@@ -235,9 +237,11 @@ class ProbeErrors(AttnTestCase):
             json.dump(config, f)
 
     def test_cuda_is_a_clear_error(self):
-        for device in ["cuda", "cuda:0", "cuda:3"]:
-            line = self.probe_fails("no CUDA kernels yet", "--device cpu", args=["--device", device])
-            self.assertIn(device, line)
+        # The native build has no CUDA (the cuda build's GPU probe is tested in tests/cuda/test_gpu_cli.py),
+        # and the refusal comes before the checkpoint is read.
+        for device, named in [("cuda", "cuda:0"), ("cuda:0", "cuda:0"), ("cuda:3", "cuda:3")]:
+            line = self.fails(["probe", "--model", self.path("missing"), "--device", device], "no CUDA support")
+            self.assertIn(named, line)
 
     def test_bad_devices(self):
         self.probe_fails("--device", "tpu", args=["--device", "tpu"])

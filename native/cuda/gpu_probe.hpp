@@ -1,0 +1,22 @@
+// attn probe --device cuda[:N]: the probe's passes (core/pretrained/probe.hpp) on
+// the GPU forward, over the checkpoint's weights uploaded as float32 in their own
+// [out, in] layout. The full pass runs eager attention (it keeps the
+// probabilities the trace records); one-token steps run the split-K decode kernel.
+// Implemented by gpu_probe.cpp in the cuda build and by gpu_probe_none.cpp
+// otherwise (which refuses with one line).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "pretrained/probe.hpp"
+
+namespace anatomy::native {
+
+// The probe's trace from device `device`, with probe.device (the GPU's name,
+// compute capability, memory, driver and runtime versions) and the GPU's
+// precision filled in. Throws InputError when this build has no CUDA or there is
+// no such device, CudaError when a CUDA call fails.
+nlohmann::json run_probe_on_gpu(int device, const PretrainedModel& model, const LlamaTokenizer& tokenizer,
+                                const ProbeRequest& request);
+
+}  // namespace anatomy::native
