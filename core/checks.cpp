@@ -113,11 +113,12 @@ CheckRecord check_future_masking(const Model<float>& model, const TokenIds& toke
                   "every output at positions <= t, before vs after changing all tokens after t (bit for bit)", error, 0.0);
 }
 
+}  // namespace
+
 // e. Properties every causal probability matrix must have, whatever the weights.
-std::vector<CheckRecord> check_probabilities(const ForwardCapture<float>& capture) {
+std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs) {
     double sum_error = 0, first_row_error = 0, upper_error = 0;
-    for (const LayerCapture<float>& layer : capture.layers) {
-        const Tensor4<float>& p = layer.probs;  // [B, Hq, T, T]
+    for (const Tensor4<float>& p : probs) {  // [B, Hq, T, S]
         const std::size_t B = p.shape(0), H = p.shape(1), T = p.shape(2), S = p.shape(3);
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t h = 0; h < H; ++h)
@@ -138,6 +139,8 @@ std::vector<CheckRecord> check_probabilities(const ForwardCapture<float>& captur
             record("e2", "first_row_sees_itself", "probability row 0 vs [1, 0, ..., 0] (exact)", first_row_error, 0.0),
             record("e3", "future_cells_are_zero", "forbidden upper-triangle probabilities vs 0 (exact)", upper_error, 0.0)};
 }
+
+namespace {
 
 // f. Cache payload: the formula, the figures published for TinyLlama-1.1B, and the cache actually filled.
 std::vector<CheckRecord> check_payload(const Model<float>& model, const TokenIds& tokens) {
@@ -213,15 +216,17 @@ CheckRecord check_rope_relative(const ModelConfig& c, const ForwardCapture<float
                   "q.k after RoPE at positions (m, n) vs (m + k, n + k), k up to 1000, layer 0 head 0", error, 1e-5);
 }
 
+}  // namespace
+
 // h2. Query heads that share a KV head still attend differently (their queries differ).
-CheckRecord check_shared_heads_differ(const ModelConfig& c, const ForwardCapture<float>& capture) {
+CheckRecord check_shared_heads_differ(const ModelConfig& c, const std::vector<Tensor4<float>>& probs) {
     double smallest = INFINITY;
     const int group = c.kv_group();
-    for (const LayerCapture<float>& layer : capture.layers)
+    for (const Tensor4<float>& p : probs)  // [B, Hq, T, S]
         for (int g = 0; g < c.n_kv_heads; ++g)
             for (int i = 1; i < group; ++i) {
-                const auto first = xt::view(layer.probs, xt::all(), g * group);
-                const auto other = xt::view(layer.probs, xt::all(), g * group + i);
+                const auto first = xt::view(p, xt::all(), g * group);
+                const auto other = xt::view(p, xt::all(), g * group + i);
                 smallest = std::min(smallest, max_abs_diff(first, other));
             }
     if (group < 2) smallest = INFINITY;  // no KV head is shared: nothing to compare
@@ -229,8 +234,6 @@ CheckRecord check_shared_heads_differ(const ModelConfig& c, const ForwardCapture
                   "smallest max |p_h - p_h'| over query heads sharing a KV head (must exceed the bound)", smallest,
                   1e-3, ">");
 }
-
-}  // namespace
 
 std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens) {
     if (tokens.shape(1) < 2) throw InputError("verification needs at least 2 tokens per sequence");
@@ -245,11 +248,13 @@ std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& t
     checks.push_back(check_chunked(model, tokens, full));
     checks.push_back(check_grouped(model, tokens, full, capture));
     checks.push_back(check_future_masking(model, tokens, full, capture));
-    for (CheckRecord& r : check_probabilities(capture)) checks.push_back(std::move(r));
+    std::vector<Tensor4<float>> probs;  // per layer [B, Hq, T, T]
+    for (const LayerCapture<float>& layer : capture.layers) probs.push_back(layer.probs);
+    for (CheckRecord& r : check_probabilities(probs)) checks.push_back(std::move(r));
     for (CheckRecord& r : check_payload(model, tokens)) checks.push_back(std::move(r));
     checks.push_back(check_batch(model, tokens));
     checks.push_back(check_rope_relative(model.config, capture));
-    checks.push_back(check_shared_heads_differ(model.config, capture));
+    checks.push_back(check_shared_heads_differ(model.config, probs));
     return checks;
 }
 

@@ -31,6 +31,13 @@ inline constexpr std::size_t max_check_tokens = 512;
 // a second, different sequence of its own. Throws InputError for bad tokens.
 std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens);
 
+// Checks that need only an implementation's probabilities (per layer [B, Hq, T, S]),
+// so that another implementation (the GPU forward) can be held to them too:
+//   e1-e3  every row sums to 1, row 0 of a fresh sequence is [1, 0, ...], future cells are 0
+//   h2     query heads sharing a KV head attend differently
+std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs);
+CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs);
+
 bool all_passed(const std::vector<CheckRecord>& checks);
 
 nlohmann::json check_to_json(const CheckRecord& check);

@@ -15,6 +15,8 @@
 #include <xtensor/xview.hpp>
 
 #include "build_info.hpp"
+#include "cache_payload.hpp"
+#include "checks.hpp"
 #include "cuda/attention_kernels.hpp"
 #include "cuda/gpu_forward.hpp"
 #include "cuda/gpu_kernel_checks.hpp"
@@ -153,6 +155,104 @@ std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const Model<floa
     return records;
 }
 
+CheckRecord exact_record(std::string id, std::string name, std::string compares, double error, double tolerance,
+                         std::string relation = "<=") {
+    CheckRecord r{std::move(id), std::move(name), std::move(compares), error, tolerance, std::move(relation), false};
+    r.passed = r.relation == "<=" ? error <= tolerance : error > tolerance;
+    return r;
+}
+
+// The core's checks that hold for any implementation (checks.hpp), repeated on
+// the GPU forward with eager attention (it keeps the probabilities). Their ids
+// are the core's with "gpu-" in front. Not repeated: a and b (g5 and g4 above
+// hold decode and chunked prefill to the fp64 core instead), c (the GPU kernels
+// only index shared KV heads, there is no repeated-K/V path to compare), f1 and
+// h1 (properties of the config and of RoPE's formula, not of an implementation).
+std::vector<CheckRecord> core_checks_on_gpu(const gpu::GpuRuntime& g, const gpu::GpuModel& gpu_model,
+                                            const Model<float>& model, const TokenIds& tokens) {
+    const ModelConfig& c = model.config;
+    const std::size_t T = tokens.shape(1);
+    // A full pass from an empty cache: tokens [B, T] -> logits [B, T, V], probabilities per layer [B, Hq, T, T].
+    auto full_pass = [&](const TokenIds& ids, std::vector<Tensor4<float>>* probs, gpu::GpuKVCache* kept = nullptr) {
+        gpu::GpuKVCache cache = gpu::make_gpu_cache(c, int(ids.shape(0)), int(ids.shape(1)));
+        Tensor3<float> logits = gpu::gpu_forward(g, gpu_model, cache, ids, GpuAttention::eager, probs);
+        if (kept) *kept = std::move(cache);
+        return logits;
+    };
+    std::vector<Tensor4<float>> probs;
+    gpu::GpuKVCache filled;
+    const Tensor3<float> full = full_pass(tokens, &probs, &filled);
+    std::vector<CheckRecord> records;
+
+    // d. Replace every token after position t: nothing at positions <= t may change, bit for bit
+    // (the same shapes run the same cuBLAS and kernel launches; masked keys add exact zeros).
+    double leak = 0;
+    for (std::size_t t = 0; t + 1 < T; ++t) {
+        TokenIds changed = tokens;
+        for (std::size_t b = 0; b < tokens.shape(0); ++b)
+            for (std::size_t s = t + 1; s < T; ++s) changed(b, s) = (tokens(b, s) + 1 + std::int32_t(s)) % c.vocab_size;
+        std::vector<Tensor4<float>> other_probs;
+        const Tensor3<float> other = full_pass(changed, &other_probs);
+        auto upto = xt::range(std::size_t(0), t + 1);
+        leak = std::max(leak, max_abs_diff(xt::view(full, xt::all(), upto), xt::view(other, xt::all(), upto)));
+        for (std::size_t l = 0; l < probs.size(); ++l)
+            leak = std::max(leak, max_abs_diff(xt::view(probs[l], xt::all(), xt::all(), upto),
+                                               xt::view(other_probs[l], xt::all(), xt::all(), upto)));
+    }
+    records.push_back(exact_record("gpu-d", "gpu_future_tokens_do_not_leak",
+                                   "GPU eager: logits and probabilities at positions <= t, before vs after changing "
+                                   "all tokens after t (bit for bit)",
+                                   leak, 0.0));
+
+    // e1-e3 and h2: the core's own checks on the GPU's probabilities.
+    std::vector<CheckRecord> on_probs = check_probabilities(probs);
+    on_probs.push_back(check_shared_heads_differ(c, probs));
+    for (CheckRecord& r : on_probs) {
+        r.id = "gpu-" + r.id;
+        r.name = "gpu_" + r.name;
+        r.compares = "GPU eager: " + r.compares;
+        records.push_back(std::move(r));
+    }
+
+    // f2. What the GPU cache holds after the pass vs 2 x L x Hkv x dh x tokens x batch floats.
+    std::size_t stored = 0;
+    for (int l = 0; l < c.n_layers; ++l) stored += filled.keys[l].size() + filled.values[l].size();
+    const double expected = double(cache_bytes(c, 4, std::int64_t(T), std::int64_t(tokens.shape(0))));
+    records.push_back(exact_record("gpu-f2", "gpu_payload_matches_cache",
+                                   "bytes of the GPU KV cache filled by the pass vs 2 x L x Hkv x dh x tokens x batch x 4",
+                                   std::abs(double(stored * sizeof(float)) - expected), 0.0));
+
+    // g. Each sequence of a batch vs the same sequence alone. cuBLAS may choose another
+    // algorithm for another number of rows, so each result may carry its own fp32
+    // rounding: both within the 2 x CPU rule of the fp64 core, so within twice that of each other.
+    TokenIds batch = tokens;
+    if (tokens.shape(0) < 2) {  // a second sequence that differs at every position, as the core's check does
+        batch = TokenIds({2, T});
+        for (std::size_t t = 0; t < T; ++t) {
+            batch(0, t) = tokens(0, t);
+            batch(1, t) = (tokens(0, t) * 7 + 3 + std::int32_t(t)) % c.vocab_size;
+        }
+    }
+    const Tensor3<double> exact = full_forward(cast_model<double>(model), batch, AttentionPath::grouped);
+    const double cpu_error = max_abs_diff(full_forward(model, batch, AttentionPath::grouped), exact);
+    std::vector<Tensor4<float>> together_probs;
+    const Tensor3<float> together = full_pass(batch, &together_probs);
+    double apart = 0;
+    for (std::size_t b = 0; b < batch.shape(0); ++b) {
+        std::vector<Tensor4<float>> alone_probs;
+        const TokenIds row = xt::view(batch, xt::range(b, b + 1), xt::all());
+        const Tensor3<float> alone = full_pass(row, &alone_probs);
+        apart = std::max(apart, max_abs_diff(xt::view(together, xt::range(b, b + 1)), alone));
+        for (std::size_t l = 0; l < alone_probs.size(); ++l)
+            apart = std::max(apart, max_abs_diff(xt::view(together_probs[l], xt::range(b, b + 1)), alone_probs[l]));
+    }
+    records.push_back(exact_record("gpu-g", "gpu_batch_matches_single",
+                                   "GPU eager: each of " + std::to_string(batch.shape(0)) +
+                                       " different sequences in one batch vs run alone (logits, probabilities)",
+                                   apart, 2 * (2 * cpu_error + fp32_floor(max_abs(exact)))));
+    return records;
+}
+
 }  // namespace
 
 void require_gpu_device(int index) {
@@ -171,6 +271,7 @@ int run_verify_on_gpu(const Model<float>& model, const TokenIds& tokens, const G
               << "\non cuda:" << request.device << ": " << gpu::gpu_info_line(g.info()) << "\n\n";
 
     std::vector<CheckRecord> checks = model_checks(g, model, tokens);
+    for (CheckRecord& r : core_checks_on_gpu(g, gpu::upload_model(model), model, tokens)) checks.push_back(std::move(r));
     for (CheckRecord& r : gpu::run_kernel_checks(g, {})) checks.push_back(std::move(r));
     print_check_table(std::cout, checks);
 
