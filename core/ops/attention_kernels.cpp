@@ -2,12 +2,14 @@
 //
 // Measured speed, ms per call, median (`attn bench cpu`, 1 thread, B 1, Hq 32,
 // Hkv 4, dh 64, causal; g++ 12 -O3 -march=native on 2 cores of an AMD EPYC with
-// AVX-512, 2026-11-29; the whole table and the method are in docs/perf.md):
+// AVX-512, 2026-11-30; the whole table and the method are in docs/perf.md):
 //   version                 T=128   T=512  T=2048  T=4096   decode S=4096
-//   v0 reference (repeated)  49.7     787       -       -     228 (page faults)
-//   v1 rows                  3.27    58.3     940    4271     2.02
-//   v2 grouped              0.638    9.33     115     658     0.712
-//   v3 streaming            0.649    8.24     122     644     0.692
+//   v0 reference (repeated)  33.7     640       -       -     211 (page faults)
+//   v1 rows                  3.26    47.1     839    3772     1.81
+//   v2 grouped              0.607    7.14     105     541     0.350
+//   v3 streaming            0.619    7.60     107     560     0.382
+// Grouped reaches 111 to 163 GFLOP/s (counting only visible cells), 74% of this
+// build's multiply-add ceiling (multiply_add_rounds: 222 GFLOP/s in the same run).
 //
 // Plain loops over contiguous memory, written so the compiler vectorises them
 // without -ffast-math: every inner loop runs over a compile-time number of

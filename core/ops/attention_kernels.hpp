@@ -19,11 +19,15 @@
 //                           against K copied into transposed panels: no horizontal
 //                           sums, each K value loaded once per tile. One softmax
 //                           per row over its visible keys; P @ V in register tiles.
+//                           A KV head read by at most two tiles (a decode step) is
+//                           not copied: its K rows are read in place, with the
+//                           tile's rows as the vector lanes.
 //                           Scratch: a tile's rows of S scores plus the K copy [S, dh].
 //   v3 attention_streaming  FlashAttention's tiling on a CPU: a tile of Br query
 //                           rows walks key blocks of Bc keys keeping a running max
 //                           m, sum l and unnormalised output O, never holding more
-//                           than Br x Bc scores. Scratch: the K copy plus O(Br x (Bc + dh)).
+//                           than Br x Bc scores (K read in place for a decode step,
+//                           as in v2). Scratch: the K copy plus O(Br x (Bc + dh)).
 //
 // v1-v3 skip masked keys instead of computing then masking them: a row (v1) or a
 // tile of rows (v2, v3) stops at the last key it may see, so only the diagonal's

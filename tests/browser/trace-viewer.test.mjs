@@ -165,6 +165,13 @@ test('W8 shows an attn probe trace: probabilities, token text, summary and sink 
   const continuation = await page.textContent('[data-testid="w8-continuation"]');
   assert.ok(continuation.includes(JSON.stringify(probe.probe.continuation.text)), continuation);
   assert.match(await page.textContent('[data-testid="w8-cached-vs-full"]'), new RegExp(`agrees at all ${T} positions`));
+  // Where and how it ran: the file's device, cache size and rates, in words.
+  const run = await page.textContent('[data-testid="w8-probe-run"]');
+  const { device, cache, timing } = probe.probe;
+  assert.ok(run.includes(`CPU: ${device.name}, ${device.threads_used} of ${device.hardware_threads} threads`), run);
+  assert.ok(run.includes(`${cache.dtype}: ${cache.tokens} tokens × `), run);
+  assert.ok(run.includes(`(${timing.decode_steps} steps)`), run);
+  assert.equal(timing.decode_steps, 3); // --generate 4: the 4th token is never fed back
   const checkIds = await page.locator('[data-testid="w8-checks"] tbody tr td:first-child').allTextContents();
   assert.deepEqual(checkIds, probe.checks.map((c) => c.id));
 
@@ -211,6 +218,16 @@ const broken = [
     name: 'a probe field of the wrong type',
     change: (trace) => (trace.probe.top_next[0].probability = 'high'),
     message: /probe\.top_next\[0\]\.probability should be a finite number/,
+  },
+  {
+    name: 'a cache total that is not tokens x bytes per token',
+    change: (trace) => (trace.probe.cache.total_bytes += 1),
+    message: /probe\.cache\.total_bytes is \d+, but \d+ tokens of \d+ bytes make \d+/,
+  },
+  {
+    name: 'an unknown device kind',
+    change: (trace) => (trace.probe.device.kind = 'tpu'),
+    message: /probe\.device\.kind should be "cpu" or "cuda", but is "tpu"/,
   },
 ];
 

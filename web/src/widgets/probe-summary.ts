@@ -1,9 +1,10 @@
 // The record `attn probe` adds to its trace, as the trace viewer (W8) shows it:
 // which checkpoint ran on which prompt, the tokens it finds most likely next, what
-// it wrote greedily, and whether decoding through the KV cache matched one full pass.
+// it wrote greedily, whether decoding through the KV cache matched one full pass,
+// and where and how fast it ran (device, precision, cache size, tokens per second).
 // Token text is quoted exactly as the file holds it (JSON escapes, so a newline reads \n).
 import { el, formatNumber } from '../lib/dom';
-import type { ProbeRecord } from './trace-file';
+import type { ProbeDevice, ProbeRecord } from './trace-file';
 import { definitions, formatError } from './trace-summary';
 
 function promptText(prompt: ProbeRecord['prompt']): string {
@@ -17,6 +18,40 @@ function runSection(probe: ProbeRecord, tokenCount: number): HTMLElement {
     ['weights held in', probe.dtype],
     ['prompt', promptText(probe.prompt)],
     ['prompt tokens', String(tokenCount)],
+  ]);
+}
+
+function bytesText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const [unit, size] = bytes < 1024 ** 2 ? ['KiB', 1024] : bytes < 1024 ** 3 ? ['MiB', 1024 ** 2] : ['GiB', 1024 ** 3];
+  return `${(bytes / size).toFixed(1)} ${unit}`;
+}
+
+function rateText(tokensPerSecond: number | null): string {
+  return tokensPerSecond === null ? 'not timed' : `${tokensPerSecond.toFixed(tokensPerSecond < 10 ? 2 : 0)} tokens/s`;
+}
+
+function deviceText(device: ProbeDevice): string {
+  if (device.kind === 'cpu') return `CPU: ${device.name}, ${device.threads_used} of ${device.hardware_threads} threads`;
+  return (
+    `GPU: ${device.name}, compute capability ${device.compute_capability}, ${bytesText(device.total_memory_bytes)}, ` +
+    `driver ${device.driver_version}, CUDA runtime ${device.runtime_version}`
+  );
+}
+
+function whereSection(probe: ProbeRecord): HTMLElement {
+  const { device, precision, cache, timing } = probe;
+  return definitions('Where and how it ran', [
+    ['device', deviceText(device)],
+    ['precision', `weights stored ${precision.weights_stored}, held as ${precision.weights_held}; activations ${precision.activations}`],
+    ['KV cache', `${cache.dtype}: ${cache.tokens} tokens × ${bytesText(cache.bytes_per_token)} = ${bytesText(cache.total_bytes)}`],
+    [
+      'speed',
+      `prompt in one pass ${rateText(timing.prefill_tokens_per_second)}, one token at a time through the cache ` +
+        `${rateText(timing.cached_prefill_tokens_per_second)}; continuation ${rateText(timing.decode_tokens_per_second)} ` +
+        `(${timing.decode_steps} step${timing.decode_steps === 1 ? '' : 's'})`,
+    ],
+    ['loading', `${timing.load_seconds.toFixed(2)} s; peak memory of the process ${bytesText(timing.peak_rss_bytes)}`],
   ]);
 }
 
@@ -96,5 +131,6 @@ export function probeSummary(probe: ProbeRecord, tokenCount: number): HTMLElemen
     { class: 'probe-summary', 'data-testid': 'w8-probe-summary' },
     el('div', { class: 'summary-grid' }, runSection(probe, tokenCount), cachedVsFullSection(probe)),
     el('div', { class: 'summary-grid' }, topNextTable(probe), continuationSection(probe)),
+    el('div', { class: 'summary-grid', 'data-testid': 'w8-probe-run' }, whereSection(probe)),
   );
 }

@@ -17,6 +17,25 @@ export interface ProbeRecord {
   continuation: { requested: number; ids: number[]; token_text: string[]; text: string; stopped_at_eos: boolean };
   cached_vs_full: { positions: number; max_abs_diff: number; tolerance: number; argmax_agrees: boolean[]; all_argmax_agree: boolean };
   sinks: { queries_from: number; queries_to: number; uniform_baseline: number; layer_mean: number[] };
+  device: ProbeDevice;
+  precision: { weights_stored: string; weights_held: string; kv_cache: string; activations: string };
+  cache: { dtype: string; tokens: number; bytes_per_token: number; total_bytes: number };
+  timing: ProbeTiming;
+}
+
+/** Where the probe ran: the CPU (`kind` "cpu") or a CUDA device (`kind` "cuda"). */
+export type ProbeDevice =
+  | { kind: 'cpu'; name: string; threads_used: number; hardware_threads: number }
+  | { kind: 'cuda'; name: string; compute_capability: string; total_memory_bytes: number; driver_version: string; runtime_version: string };
+
+/** Token rates are null when nothing was timed (no decode step, or a pass too quick for the clock). */
+export interface ProbeTiming {
+  prefill_tokens_per_second: number | null;
+  cached_prefill_tokens_per_second: number | null;
+  decode_steps: number;
+  decode_tokens_per_second: number | null;
+  load_seconds: number;
+  peak_rss_bytes: number;
 }
 
 /** A validated trace, with the optional fields a probe adds. */
@@ -315,6 +334,48 @@ function checkProbe(value: unknown, config: ModelConfig, T: number, sinkStats: n
   checkContinuation(part('continuation'), config.vocab_size);
   checkCachedVsFull(part('cached_vs_full'), T);
   checkSinks(part('sinks'), T, sinkStats);
+  checkDevice(part('device'));
+  const precision = part('precision');
+  for (const name of ['weights_stored', 'weights_held', 'kv_cache', 'activations'])
+    string(field(precision, name, 'probe.precision.'), `probe.precision.${name}`);
+  checkCache(part('cache'), config);
+  checkTiming(part('timing'));
+}
+
+function checkDevice(device: Json): void {
+  const kind = string(field(device, 'kind', 'probe.device.'), 'probe.device.kind');
+  string(field(device, 'name', 'probe.device.'), 'probe.device.name');
+  const names =
+    kind === 'cpu'
+      ? { strings: [], integers: ['threads_used', 'hardware_threads'] }
+      : kind === 'cuda'
+        ? { strings: ['compute_capability', 'driver_version', 'runtime_version'], integers: ['total_memory_bytes'] }
+        : fail(`probe.device.kind should be "cpu" or "cuda", but is ${describe(kind)}.`);
+  for (const name of names.strings) string(field(device, name, 'probe.device.'), `probe.device.${name}`);
+  for (const name of names.integers) integer(field(device, name, 'probe.device.'), `probe.device.${name}`, 0);
+}
+
+/** probe.cache: what the KV cache held after the probe; total = bytes per token x tokens, bytes per token from the config. */
+function checkCache(cache: Json, config: ModelConfig): void {
+  string(field(cache, 'dtype', 'probe.cache.'), 'probe.cache.dtype');
+  const tokens = integer(field(cache, 'tokens', 'probe.cache.'), 'probe.cache.tokens', 0);
+  const perToken = integer(field(cache, 'bytes_per_token', 'probe.cache.'), 'probe.cache.bytes_per_token', 0);
+  const total = integer(field(cache, 'total_bytes', 'probe.cache.'), 'probe.cache.total_bytes', 0);
+  const scalars = 2 * config.n_layers * config.n_kv_heads * config.head_dim;
+  if (perToken % scalars !== 0)
+    fail(`probe.cache.bytes_per_token is ${perToken}, but should be a whole number of bytes for each of the 2 x L x Hkv x dh = ${scalars} scalars a token stores.`);
+  if (total !== perToken * tokens)
+    fail(`probe.cache.total_bytes is ${total}, but ${tokens} tokens of ${perToken} bytes make ${perToken * tokens}.`);
+}
+
+function checkTiming(timing: Json): void {
+  for (const name of ['prefill_tokens_per_second', 'cached_prefill_tokens_per_second', 'decode_tokens_per_second']) {
+    const value = field(timing, name, 'probe.timing.');
+    if (value !== null) finite(value, `probe.timing.${name}`);
+  }
+  integer(field(timing, 'decode_steps', 'probe.timing.'), 'probe.timing.decode_steps', 0);
+  finite(field(timing, 'load_seconds', 'probe.timing.'), 'probe.timing.load_seconds');
+  integer(field(timing, 'peak_rss_bytes', 'probe.timing.'), 'probe.timing.peak_rss_bytes', 0);
 }
 
 function checkPrompt(prompt: Json, vocabSize: number): void {
