@@ -9,8 +9,10 @@
 //              of the prefix (T = S), from which the new token's row is taken
 //   model      forward passes of the tiny demo model (tokens per second)
 //   ceiling    the build's arithmetic ceiling: multiply-adds on register-resident
-//              vectors (multiply_add_rounds), in GFLOP/s; every timed attention
-//              row also has "gflops", counting only the cells a query may see
+//              vectors (multiply_add_rounds), timed before the first case and after
+//              the last, in GFLOP/s of the fastest run (the first row of the report);
+//              every timed attention row also has "gflops" (of its median),
+//              counting only the cells a query may see
 // Kernels: grouped (v2), streaming (v3), rows (v1) and the reference with
 // repeated K/V (v0), see core/ops/attention_kernels.hpp.
 //

@@ -192,20 +192,20 @@ inline void score_tile(const float* const* q_rows, const float* panel, std::size
     }
 }
 
-// The same scores with K read in place, for a tile that is the only reader of
-// its keys (a decode step): copying K into panels would cost more than the
-// products. The tile's rows become the vector lanes instead:
-//   q_t: [dh, kRows] (the tile's queries, transposed), k_head: [S, dh]
-//   -> out: [kRows, kLaneKeys] scores against keys key0 .. key0 + kLaneKeys (row stride out_stride)
-// kLaneKeys independent accumulators hide the multiply-add latency. Past the
-// last key the block repeats key S - 1; its scores land in padding never read.
-constexpr std::size_t kLaneKeys = 8;
-
 // q_t[d, r] = q_rows[r][d]:  kRows pointers to [dh]  ->  [dh, kRows]
 inline void transpose_rows(const float* const* q_rows, std::size_t dh, float* q_t) {
     for (std::size_t d = 0; d < dh; ++d)
         for (std::size_t r = 0; r < kRows; ++r) q_t[d * kRows + r] = q_rows[r][d];
 }
+
+// The same scores with K read in place, for a tile that is the only reader of
+// its keys (a decode step): copying K into panels would cost more than the
+// products it saves. The tile's rows become the vector lanes instead:
+//   q_t: [dh, kRows] (the tile's queries, transposed), k_head: [S, dh]
+//   -> out: [kRows, kLaneKeys] scores against keys key0 .. key0 + kLaneKeys (row stride out_stride)
+// kLaneKeys independent accumulators hide the multiply-add latency. Past the
+// last key the block repeats key S - 1; its scores land in padding never read.
+constexpr std::size_t kLaneKeys = 8;
 inline void score_tile_in_place(const float* q_t, const float* k_head, std::size_t S, std::size_t key0,
                                 std::size_t dh, float scale, float* out, std::size_t out_stride) {
     const float* k_rows[kLaneKeys];
@@ -379,10 +379,12 @@ Tensor4<float> attention_grouped(const Tensor4<float>& q, const Tensor4<float>& 
     // TinyLlama's group of 8 a tile is the 8 heads at one position, which see the
     // same keys; with smaller groups a tile spans neighbouring positions.
     const std::size_t rows_total = sh.T * sh.group;
-    // Many register tiles share one transposed copy of the head's keys. A decode
-    // step has one or two tiles per KV head, for which the copy would cost more
-    // than it saves: they read K in place (score_tile_in_place).
-    const bool pack_whole_head = rows_total > 2 * kRows;
+    // Register tiles share one transposed copy of the head's keys. When a single
+    // tile reads the head (a decode step with TinyLlama's group of 8 and 8-row
+    // AVX-512 tiles), the copy would cost more than it saves: it reads K in place
+    // (score_tile_in_place). Two 4-row tiles (128-bit builds) are already faster
+    // sharing the copy: wasm decode at S = 4096 took 1.49 ms so, 1.92 ms in place.
+    const bool pack_whole_head = rows_total > kRows;
     float* panels = pack_whole_head ? scratch(kPanelSlot, n_panels * dh * kKeys) : nullptr;  // [n_panels, dh, kKeys]
     std::vector<float> q_t(kRows * dh);  // [dh, kRows] a tile's queries, transposed (in-place path)
     float* scores = scratch(kScoreSlot, kRows * stride);  // [kRows, stride] scores, then weights
@@ -441,9 +443,9 @@ Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>
     // group), walked against key blocks of kBlockKeys (Bc); inside it, register
     // tiles of kRows rows. Scratch is O(Br x (Bc + dh)), whatever T and S are,
     // plus the transposed copy of one KV head's keys when enough rows share it
-    // (a decode step reads K in place, as in v2).
+    // (a single register tile per KV head reads K in place, as in v2).
     const std::size_t rows_total = sh.T * sh.group;  // per (b, KV head)
-    const bool pack_whole_head = rows_total > 2 * kRows;
+    const bool pack_whole_head = rows_total > kRows;
     const std::size_t n_panels = (sh.S + kKeys - 1) / kKeys;
     float* panels = pack_whole_head ? scratch(kPanelSlot, n_panels * dh * kKeys) : nullptr;  // [n_panels, dh, kKeys]
     std::vector<float> q_t(kRows * dh);  // [dh, kRows] a register tile's queries, transposed (in-place path)

@@ -19,9 +19,9 @@
 //                           against K copied into transposed panels: no horizontal
 //                           sums, each K value loaded once per tile. One softmax
 //                           per row over its visible keys; P @ V in register tiles.
-//                           A KV head read by at most two tiles (a decode step) is
-//                           not copied: its K rows are read in place, with the
-//                           tile's rows as the vector lanes.
+//                           A KV head read by a single tile (a decode step) is not
+//                           copied: its K rows are read in place, with the tile's
+//                           rows as the vector lanes.
 //                           Scratch: a tile's rows of S scores plus the K copy [S, dh].
 //   v3 attention_streaming  FlashAttention's tiling on a CPU: a tile of Br query
 //                           rows walks key blocks of Bc keys keeping a running max

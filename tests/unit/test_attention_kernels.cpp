@@ -45,8 +45,9 @@ struct Case {
 // Small odd shapes: batches of 2 and 3, a cache offset (T < S), single-token
 // decode (T = 1), head sizes that are not powers of two (or multiples of a
 // vector), S not a multiple of a key block, GQA groups 1, 2, 4 and 8. A KV
-// head read by at most 2 register tiles of rows (decode, short T) takes the
-// kernels' in-place K path; more rows take the packed-panel path.
+// head read by a single register tile of rows (decode, short T: at most 8 rows
+// with AVX-512, 4 with 128-bit vectors) takes the kernels' in-place K path;
+// more rows take the packed-panel path.
 const Case cases[] = {
     {2, 4, 2, 5, 9, 12},   // group 2, history 4, dh 12
     {2, 4, 1, 1, 7, 20},   // group 4, decode over 7 keys
