@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++                 # native build
+  ccache                                # compiler cache: the cuda preset recompiles the native core
   libxtensor-dev xtl-dev libxsimd-dev   # arrays
   nlohmann-json3-dev                    # JSON
   doctest-dev                           # unit tests
