@@ -42,8 +42,13 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
     const nlohmann::json& c = trace["config"];
     const nlohmann::json& p = trace["probe"];
     const nlohmann::json& precision = p["precision"];
-    out << "attn probe: " << p["model"]["name"].get<std::string>() << " (" << p["model"]["path"].get<std::string>() << "), cpu: "
-        << p["device"]["name"].get<std::string>() << "\n";
+    const nlohmann::json& device = p["device"];
+    const bool on_gpu = device["kind"] == "cuda";
+    out << "attn probe: " << p["model"]["name"].get<std::string>() << " (" << p["model"]["path"].get<std::string>() << "), "
+        << (on_gpu ? "cuda:" + std::to_string(device["index"].get<int>()) + ": " + device["name"].get<std::string>() +
+                         ", compute capability " + device["compute_capability"].get<std::string>()
+                   : "cpu: " + device["name"].get<std::string>())
+        << "\n";
     out << "  " << c["n_layers"] << " layers, hidden " << c["hidden_size"] << ", " << c["n_heads"] << " query heads sharing "
         << c["n_kv_heads"] << " KV heads, head dim " << c["head_dim"] << ", SwiGLU " << c["ffn_size"] << ", vocabulary "
         << c["vocab_size"] << "\n";
@@ -104,8 +109,11 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
         << rate(t["decode_tokens_per_second"]) << ")\n";
     out << "memory: peak RSS " << format("%.1f MB", double(t["peak_rss_bytes"].get<long long>()) / 1e6)
         << " (mapped weight pages count once read); load average " << format("%.2f", t["load_average"][0].get<double>()) << " "
-        << format("%.2f", t["load_average"][1].get<double>()) << " " << format("%.2f", t["load_average"][2].get<double>()) << " on "
-        << p["device"]["hardware_threads"] << " hardware threads, " << p["device"]["threads_used"] << " used\n";
+        << format("%.2f", t["load_average"][1].get<double>()) << " " << format("%.2f", t["load_average"][2].get<double>());
+    if (on_gpu)
+        out << "; the passes ran on the GPU\n";
+    else
+        out << " on " << device["hardware_threads"] << " hardware threads, " << device["threads_used"] << " used\n";
 }
 
 }  // namespace anatomy::native
