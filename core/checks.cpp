@@ -11,6 +11,30 @@
 #include "ops/rope.hpp"
 
 namespace anatomy {
+CheckRecord make_check(std::string id, std::string name, std::string compares, double error, double tolerance,
+                       std::string relation) {
+    const bool passed = relation == "<=" ? error <= tolerance : error > tolerance;
+    return {std::move(id), std::move(name), std::move(compares), error, tolerance, std::move(relation), passed};
+}
+
+TokenIds tokens_changed_after(const TokenIds& tokens, std::size_t t, int vocab_size) {
+    TokenIds changed = tokens;
+    for (std::size_t b = 0; b < tokens.shape(0); ++b)
+        for (std::size_t s = t + 1; s < tokens.shape(1); ++s)
+            changed(b, s) = (tokens(b, s) + 1 + std::int32_t(s)) % vocab_size;
+    return changed;
+}
+
+TokenIds batch_of_two_or_more(const TokenIds& tokens, int vocab_size) {
+    if (tokens.shape(0) >= 2) return tokens;
+    TokenIds batch({2, tokens.shape(1)});
+    for (std::size_t t = 0; t < tokens.shape(1); ++t) {
+        batch(0, t) = tokens(0, t);
+        batch(1, t) = (tokens(0, t) * 7 + 3 + std::int32_t(t)) % vocab_size;
+    }
+    return batch;
+}
+
 namespace {
 
 template <typename A, typename B>
@@ -25,12 +49,6 @@ double max_abs_diff(const A& a, const B& b) {
         worst = std::max(worst, d);
     }
     return worst;
-}
-
-CheckRecord record(std::string id, std::string name, std::string compares, double error, double tolerance,
-                   std::string relation = "<=") {
-    const bool passed = relation == "<=" ? error <= tolerance : error > tolerance;
-    return {std::move(id), std::move(name), std::move(compares), error, tolerance, std::move(relation), passed};
 }
 
 // Columns [begin, end) of a [B, T] token matrix.
@@ -48,8 +66,8 @@ CheckRecord check_decode(const Model<float>& model, const TokenIds& tokens, cons
     }
     // Same operations in the same order per row, so we expect 0; 1e-5 allows a
     // compiler to reorder float sums without hiding a real error (logits are O(1-10)).
-    return record("a", "decode_matches_full", "single-token decode through the KV cache vs full-sequence logits",
-                  error, 1e-5);
+    return make_check("a", "decode_matches_full", "single-token decode through the KV cache vs full-sequence logits",
+                      error, 1e-5);
 }
 
 // b. Prefill in chunks of 2, 3, 1, 2, 3, 1, ... tokens.
@@ -65,8 +83,8 @@ CheckRecord check_chunked(const Model<float>& model, const TokenIds& tokens, con
         pattern += (pattern.empty() ? "" : " + ") + std::to_string(end - begin);
         begin = end;
     }
-    return record("b", "chunked_prefill_matches_full", "chunked prefill (" + pattern + " tokens) vs full-sequence logits",
-                  error, 1e-5);
+    return make_check("b", "chunked_prefill_matches_full", "chunked prefill (" + pattern + " tokens) vs full-sequence logits",
+                      error, 1e-5);
 }
 
 // c. Shared KV heads read in place vs K/V explicitly copied per query head.
@@ -78,8 +96,8 @@ CheckRecord check_grouped(const Model<float>& model, const TokenIds& tokens, con
     for (std::size_t l = 0; l < grouped.layers.size(); ++l)
         error = std::max(error, max_abs_diff(grouped.layers[l].probs, repeated.layers[l].probs));
     // The copy changes which memory is read, not the arithmetic: expect 0.
-    return record("c", "grouped_matches_repeated_kv",
-                  "grouped-query attention vs repeated-K/V attention (logits and every probability)", error, 1e-6);
+    return make_check("c", "grouped_matches_repeated_kv",
+                      "grouped-query attention vs repeated-K/V attention (logits and every probability)", error, 1e-6);
 }
 
 // d. Replace every token after position t; nothing at positions <= t may change, to the bit.
@@ -89,9 +107,7 @@ CheckRecord check_future_masking(const Model<float>& model, const TokenIds& toke
     const int V = model.config.vocab_size;
     double error = 0;
     for (std::size_t t = 0; t + 1 < T; ++t) {
-        TokenIds changed = tokens;
-        for (std::size_t b = 0; b < tokens.shape(0); ++b)
-            for (std::size_t s = t + 1; s < T; ++s) changed(b, s) = (tokens(b, s) + 1 + std::int32_t(s)) % V;
+        const TokenIds changed = tokens_changed_after(tokens, t, V);
         ForwardCapture<float> other;
         const Tensor3<float> logits = full_forward(model, changed, AttentionPath::grouped, &other);
         auto upto = xt::range(std::size_t(0), t + 1);
@@ -109,8 +125,8 @@ CheckRecord check_future_masking(const Model<float>& model, const TokenIds& toke
                                                      xt::view(*y, xt::all(), xt::all(), upto)));
         }
     }
-    return record("d", "future_tokens_do_not_leak",
-                  "every output at positions <= t, before vs after changing all tokens after t (bit for bit)", error, 0.0);
+    return make_check("d", "future_tokens_do_not_leak",
+                      "every output at positions <= t, before vs after changing all tokens after t (bit for bit)", error, 0.0);
 }
 
 }  // namespace
@@ -135,9 +151,9 @@ std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& 
     }
     // Each of the <= S float probabilities carries at most half an ulp of rounding
     // (6e-8); a row of up to 32 keys then sums to 1 within 2e-6. We allow 1e-5.
-    return {record("e1", "rows_sum_to_one", "sum of every probability row vs 1", sum_error, 1e-5),
-            record("e2", "first_row_sees_itself", "probability row 0 vs [1, 0, ..., 0] (exact)", first_row_error, 0.0),
-            record("e3", "future_cells_are_zero", "forbidden upper-triangle probabilities vs 0 (exact)", upper_error, 0.0)};
+    return {make_check("e1", "rows_sum_to_one", "sum of every probability row vs 1", sum_error, 1e-5),
+            make_check("e2", "first_row_sees_itself", "probability row 0 vs [1, 0, ..., 0] (exact)", first_row_error, 0.0),
+            make_check("e3", "future_cells_are_zero", "forbidden upper-triangle probabilities vs 0 (exact)", upper_error, 0.0)};
 }
 
 namespace {
@@ -154,24 +170,17 @@ std::vector<CheckRecord> check_payload(const Model<float>& model, const TokenIds
     const double stored = double(cache.stored_scalars());
     const double stored_bytes = double(cache.stored_scalars() * sizeof(float));
     const double expected_bytes = double(cache_bytes(model.config, 4, std::int64_t(tokens.shape(1)), std::int64_t(tokens.shape(0))));
-    return {record("f1", "payload_formula_tinyllama",
-                   "2 x 22 layers x 4 KV heads x 64 = 11,264 scalars, 45,056 B fp32, 22,528 B 2-byte per token",
-                   published_error, 0.0),
-            record("f2", "payload_matches_cache",
-                   "scalars and fp32 bytes held by the filled cache vs 2 x L x Hkv x dh x tokens x batch",
-                   std::abs(stored - expected) + std::abs(stored_bytes - expected_bytes), 0.0)};
+    return {make_check("f1", "payload_formula_tinyllama",
+                       "2 x 22 layers x 4 KV heads x 64 = 11,264 scalars, 45,056 B fp32, 22,528 B 2-byte per token",
+                       published_error, 0.0),
+            make_check("f2", "payload_matches_cache",
+                       "scalars and fp32 bytes held by the filled cache vs 2 x L x Hkv x dh x tokens x batch",
+                       std::abs(stored - expected) + std::abs(stored_bytes - expected_bytes), 0.0)};
 }
 
 // g. Every sequence of a batch vs the same sequence run alone.
 CheckRecord check_batch(const Model<float>& model, const TokenIds& tokens) {
-    TokenIds batch = tokens;
-    if (tokens.shape(0) < 2) {  // add a second sequence that differs at every position
-        batch = TokenIds({2, tokens.shape(1)});
-        for (std::size_t t = 0; t < tokens.shape(1); ++t) {
-            batch(0, t) = tokens(0, t);
-            batch(1, t) = (tokens(0, t) * 7 + 3 + std::int32_t(t)) % model.config.vocab_size;
-        }
-    }
+    const TokenIds batch = batch_of_two_or_more(tokens, model.config.vocab_size);
     ForwardCapture<float> together;
     const Tensor3<float> logits = full_forward(model, batch, AttentionPath::grouped, &together);
     double error = 0;
@@ -184,9 +193,9 @@ CheckRecord check_batch(const Model<float>& model, const TokenIds& tokens) {
             error = std::max(error, max_abs_diff(xt::view(together.layers[l].probs, xt::range(b, b + 1)), alone.layers[l].probs));
     }
     // Sequences never mix and every sum runs in the same order: expect 0.
-    return record("g", "batch_matches_single",
-                  "each of " + std::to_string(batch.shape(0)) + " different sequences in one batch vs run alone (logits, probabilities)",
-                  error, 1e-6);
+    return make_check("g", "batch_matches_single",
+                      "each of " + std::to_string(batch.shape(0)) + " different sequences in one batch vs run alone (logits, probabilities)",
+                      error, 1e-6);
 }
 
 // h1. After RoPE, q.k depends on the offset between positions, not on where the pair sits.
@@ -212,8 +221,8 @@ CheckRecord check_rope_relative(const ModelConfig& c, const ForwardCapture<float
         }
     // The rotation is exact in real numbers; in float, cos/sin rounded to 24 bits
     // and products of O(1) values leave ~1e-7 per term; 1e-5 is ten times the float error over dh terms of O(1).
-    return record("h1", "rope_depends_on_offset",
-                  "q.k after RoPE at positions (m, n) vs (m + k, n + k), k up to 1000, layer 0 head 0", error, 1e-5);
+    return make_check("h1", "rope_depends_on_offset",
+                      "q.k after RoPE at positions (m, n) vs (m + k, n + k), k up to 1000, layer 0 head 0", error, 1e-5);
 }
 
 }  // namespace
@@ -230,9 +239,9 @@ CheckRecord check_shared_heads_differ(const ModelConfig& c, const std::vector<Te
                 smallest = std::min(smallest, max_abs_diff(first, other));
             }
     if (group < 2) smallest = INFINITY;  // no KV head is shared: nothing to compare
-    return record("h2", "shared_kv_heads_differ",
-                  "smallest max |p_h - p_h'| over query heads sharing a KV head (must exceed the bound)", smallest,
-                  1e-3, ">");
+    return make_check("h2", "shared_kv_heads_differ",
+                      "smallest max |p_h - p_h'| over query heads sharing a KV head (must exceed the bound)", smallest,
+                      1e-3, ">");
 }
 
 std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens) {

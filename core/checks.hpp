@@ -31,6 +31,20 @@ inline constexpr std::size_t max_check_tokens = 512;
 // a second, different sequence of its own. Throws InputError for bad tokens.
 std::vector<CheckRecord> run_checks(const Model<float>& model, const TokenIds& tokens);
 
+// A record with `passed` worked out from the relation ("<=" or ">").
+CheckRecord make_check(std::string id, std::string name, std::string compares, double error, double tolerance,
+                       std::string relation = "<=");
+
+// The inputs of checks d and g, so that another implementation (the GPU forward)
+// is checked on exactly the same tokens:
+//   tokens_changed_after: [B, T] -> [B, T], every token after position t replaced
+//                         by another id (positions <= t untouched)
+//   batch_of_two_or_more: [B, T] -> the tokens themselves when B >= 2, else
+//                         [2, T]: the tokens, then a second sequence (7 id + 3 + t mod V,
+//                         a different sequence, though it may agree at a position)
+TokenIds tokens_changed_after(const TokenIds& tokens, std::size_t t, int vocab_size);
+TokenIds batch_of_two_or_more(const TokenIds& tokens, int vocab_size);
+
 // Checks that need only an implementation's probabilities (per layer [B, Hq, T, S]),
 // so that another implementation (the GPU forward) can be held to them too:
 //   e1-e3  every row sums to 1, row 0 of a fresh sequence is [1, 0, ...], future cells are 0

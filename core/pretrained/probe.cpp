@@ -34,12 +34,6 @@ TokenIds one_row(const std::vector<std::int32_t>& ids) {
     return tokens;
 }
 
-CheckRecord record(std::string id, std::string name, std::string compares, double error, double tolerance) {
-    CheckRecord r{std::move(id), std::move(name), std::move(compares), error, tolerance, "<=", false};
-    r.passed = error <= tolerance;
-    return r;
-}
-
 }  // namespace
 
 std::vector<std::int32_t> prompt_ids(const LlamaTokenizer& tokenizer, std::string_view text, bool chat,
@@ -196,13 +190,13 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
 
     // The records.
     const std::vector<CheckRecord> checks = {
-        record("p1", "cached_matches_full", "logits of the prompt prefilled one token at a time through the KV cache vs one full pass",
-               max_diff, probe_logit_tolerance),
-        record("p2", "argmax_agrees", "positions where the cached and the full pass pick a different most likely next token",
-               double(disagreements), 0),
-        record("p3", "rows_sum_to_one", "sum of every attention probability row vs 1 (all layers, heads, queries)", worst_row_sum,
-               probe_row_sum_tolerance),
-        record("p4", "future_cells_are_zero", "attention probabilities on keys after their query vs 0 (exact)", worst_future, 0),
+        make_check("p1", "cached_matches_full", "logits of the prompt prefilled one token at a time through the KV cache vs one full pass",
+                   max_diff, probe_logit_tolerance),
+        make_check("p2", "argmax_agrees", "positions where the cached and the full pass pick a different most likely next token",
+                   double(disagreements), 0),
+        make_check("p3", "rows_sum_to_one", "sum of every attention probability row vs 1 (all layers, heads, queries)", worst_row_sum,
+                   probe_row_sum_tolerance),
+        make_check("p4", "future_cells_are_zero", "attention probabilities on keys after their query vs 0 (exact)", worst_future, 0),
     };
     nlohmann::json check_list = nlohmann::json::array();
     for (const CheckRecord& r : checks) check_list.push_back(check_to_json(r));

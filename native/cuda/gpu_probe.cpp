@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cache_payload.hpp"
 #include "cuda/attention_kernels.hpp"
 #include "cuda/gpu_forward.hpp"
 #include "cuda/gpu_runtime.hpp"
@@ -34,10 +35,8 @@ public:
 
     DType cache_dtype() const override { return DType::f32; }
     std::int64_t cached_tokens() const override { return cache_.position; }
-    std::size_t cache_bytes() const override {
-        const ModelConfig& c = model_.config;
-        return 2 * std::size_t(c.n_layers) * std::size_t(c.n_kv_heads) * std::size_t(cache_.position) *
-               std::size_t(c.head_dim) * sizeof(float);
+    std::size_t cache_bytes() const override {  // the filled rows; the buffers hold `capacity`
+        return std::size_t(anatomy::cache_bytes(model_.config, int(sizeof(float)), cache_.position, 1));
     }
 
 private:

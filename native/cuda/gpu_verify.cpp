@@ -54,16 +54,10 @@ double fp32_floor(double largest) { return 4 * std::ldexp(1.0, -23) * largest; }
 
 CheckRecord gpu_record(std::string id, std::string name, std::string compares, double gpu_error, double cpu_error,
                        double largest) {
-    CheckRecord r;
-    r.id = std::move(id);
-    r.name = std::move(name);
-    r.max_abs_error = gpu_error;
-    r.tolerance = 2 * cpu_error + fp32_floor(largest);
-    r.passed = gpu_error <= r.tolerance;
     char cpu[32];
     std::snprintf(cpu, sizeof cpu, "%.1e", cpu_error);
-    r.compares = std::move(compares) + " vs fp64 core (CPU fp32 error " + cpu + ")";
-    return r;
+    return make_check(std::move(id), std::move(name), std::move(compares) + " vs fp64 core (CPU fp32 error " + cpu + ")",
+                      gpu_error, 2 * cpu_error + fp32_floor(largest));
 }
 
 // Columns [begin, end) of the token matrix.
@@ -100,7 +94,8 @@ Tensor3<float> gpu_in_chunks(const gpu::GpuRuntime& g, const gpu::GpuModel& mode
     return logits;
 }
 
-std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const Model<float>& model, const TokenIds& tokens) {
+std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const gpu::GpuModel& gpu_model, const Model<float>& model,
+                                      const TokenIds& tokens) {
     const Model<double> exact = cast_model<double>(model);
     ForwardCapture<double> exact_capture;
     const Tensor3<double> exact_logits = full_forward(exact, tokens, AttentionPath::grouped, &exact_capture);
@@ -109,7 +104,6 @@ std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const Model<floa
     const double largest_logit = max_abs(exact_logits);
     const double cpu_logit_error = max_abs_diff(cpu_logits, exact_logits);
 
-    const gpu::GpuModel gpu_model = gpu::upload_model(model);
     const int B = int(tokens.shape(0)), T = int(tokens.shape(1));
     std::vector<CheckRecord> records;
 
@@ -155,13 +149,6 @@ std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const Model<floa
     return records;
 }
 
-CheckRecord exact_record(std::string id, std::string name, std::string compares, double error, double tolerance,
-                         std::string relation = "<=") {
-    CheckRecord r{std::move(id), std::move(name), std::move(compares), error, tolerance, std::move(relation), false};
-    r.passed = r.relation == "<=" ? error <= tolerance : error > tolerance;
-    return r;
-}
-
 // The core's checks that hold for any implementation (checks.hpp), repeated on
 // the GPU forward with eager attention (it keeps the probabilities). Their ids
 // are the core's with "gpu-" in front. Not repeated: a and b (g5 and g4 above
@@ -188,9 +175,7 @@ std::vector<CheckRecord> core_checks_on_gpu(const gpu::GpuRuntime& g, const gpu:
     // (the same shapes run the same cuBLAS and kernel launches; masked keys add exact zeros).
     double leak = 0;
     for (std::size_t t = 0; t + 1 < T; ++t) {
-        TokenIds changed = tokens;
-        for (std::size_t b = 0; b < tokens.shape(0); ++b)
-            for (std::size_t s = t + 1; s < T; ++s) changed(b, s) = (tokens(b, s) + 1 + std::int32_t(s)) % c.vocab_size;
+        const TokenIds changed = tokens_changed_after(tokens, t, c.vocab_size);
         std::vector<Tensor4<float>> other_probs;
         const Tensor3<float> other = full_pass(changed, &other_probs);
         auto upto = xt::range(std::size_t(0), t + 1);
@@ -199,10 +184,10 @@ std::vector<CheckRecord> core_checks_on_gpu(const gpu::GpuRuntime& g, const gpu:
             leak = std::max(leak, max_abs_diff(xt::view(probs[l], xt::all(), xt::all(), upto),
                                                xt::view(other_probs[l], xt::all(), xt::all(), upto)));
     }
-    records.push_back(exact_record("gpu-d", "gpu_future_tokens_do_not_leak",
-                                   "GPU eager: logits and probabilities at positions <= t, before vs after changing "
-                                   "all tokens after t (bit for bit)",
-                                   leak, 0.0));
+    records.push_back(make_check("gpu-d", "gpu_future_tokens_do_not_leak",
+                                 "GPU eager: logits and probabilities at positions <= t, before vs after changing "
+                                 "all tokens after t (bit for bit)",
+                                 leak, 0.0));
 
     // e1-e3 and h2: the core's own checks on the GPU's probabilities.
     std::vector<CheckRecord> on_probs = check_probabilities(probs);
@@ -218,21 +203,14 @@ std::vector<CheckRecord> core_checks_on_gpu(const gpu::GpuRuntime& g, const gpu:
     std::size_t stored = 0;
     for (int l = 0; l < c.n_layers; ++l) stored += filled.keys[l].size() + filled.values[l].size();
     const double expected = double(cache_bytes(c, 4, std::int64_t(T), std::int64_t(tokens.shape(0))));
-    records.push_back(exact_record("gpu-f2", "gpu_payload_matches_cache",
-                                   "bytes of the GPU KV cache filled by the pass vs 2 x L x Hkv x dh x tokens x batch x 4",
-                                   std::abs(double(stored * sizeof(float)) - expected), 0.0));
+    records.push_back(make_check("gpu-f2", "gpu_payload_matches_cache",
+                                 "bytes of the GPU KV cache filled by the pass vs 2 x L x Hkv x dh x tokens x batch x 4",
+                                 std::abs(double(stored * sizeof(float)) - expected), 0.0));
 
     // g. Each sequence of a batch vs the same sequence alone. cuBLAS may choose another
     // algorithm for another number of rows, so each result may carry its own fp32
     // rounding: both within the 2 x CPU rule of the fp64 core, so within twice that of each other.
-    TokenIds batch = tokens;
-    if (tokens.shape(0) < 2) {  // a second sequence that differs at every position, as the core's check does
-        batch = TokenIds({2, T});
-        for (std::size_t t = 0; t < T; ++t) {
-            batch(0, t) = tokens(0, t);
-            batch(1, t) = (tokens(0, t) * 7 + 3 + std::int32_t(t)) % c.vocab_size;
-        }
-    }
+    const TokenIds batch = batch_of_two_or_more(tokens, c.vocab_size);
     const Tensor3<double> exact = full_forward(cast_model<double>(model), batch, AttentionPath::grouped);
     const double cpu_error = max_abs_diff(full_forward(model, batch, AttentionPath::grouped), exact);
     std::vector<Tensor4<float>> together_probs;
@@ -246,10 +224,10 @@ std::vector<CheckRecord> core_checks_on_gpu(const gpu::GpuRuntime& g, const gpu:
         for (std::size_t l = 0; l < alone_probs.size(); ++l)
             apart = std::max(apart, max_abs_diff(xt::view(together_probs[l], xt::range(b, b + 1)), alone_probs[l]));
     }
-    records.push_back(exact_record("gpu-g", "gpu_batch_matches_single",
-                                   "GPU eager: each of " + std::to_string(batch.shape(0)) +
-                                       " different sequences in one batch vs run alone (logits, probabilities)",
-                                   apart, 2 * (2 * cpu_error + fp32_floor(max_abs(exact)))));
+    records.push_back(make_check("gpu-g", "gpu_batch_matches_single",
+                                 "GPU eager: each of " + std::to_string(batch.shape(0)) +
+                                     " different sequences in one batch vs run alone (logits, probabilities)",
+                                 apart, 2 * (2 * cpu_error + fp32_floor(max_abs(exact)))));
     return records;
 }
 
@@ -270,8 +248,9 @@ int run_verify_on_gpu(const Model<float>& model, const TokenIds& tokens, const G
     std::cout << "attn verify: " << request.header << ", " << build.platform << " build with CUDA, " << build.compiler
               << "\non cuda:" << request.device << ": " << gpu::gpu_info_line(g.info()) << "\n\n";
 
-    std::vector<CheckRecord> checks = model_checks(g, model, tokens);
-    for (CheckRecord& r : core_checks_on_gpu(g, gpu::upload_model(model), model, tokens)) checks.push_back(std::move(r));
+    const gpu::GpuModel gpu_model = gpu::upload_model(model);
+    std::vector<CheckRecord> checks = model_checks(g, gpu_model, model, tokens);
+    for (CheckRecord& r : core_checks_on_gpu(g, gpu_model, model, tokens)) checks.push_back(std::move(r));
     for (CheckRecord& r : gpu::run_kernel_checks(g, {})) checks.push_back(std::move(r));
     print_check_table(std::cout, checks);
 

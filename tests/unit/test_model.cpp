@@ -8,6 +8,7 @@
 #include "cache_payload.hpp"
 #include "checks.hpp"
 #include "forward.hpp"
+#include "token_batch.hpp"
 
 using namespace anatomy;
 
@@ -169,4 +170,29 @@ TEST_CASE("the interleaved pairing computes a different model") {
     CHECK(max_abs_diff(xt::view(la, 0, 0), xt::view(lb, 0, 0)) == 0.0);
     CHECK(max_abs_diff(la, lb) > 1e-3);
     for (const CheckRecord& c : run_checks(b, tokens)) CHECK(c.passed);
+}
+
+TEST_CASE("the inputs of checks d and g: later tokens all changed, a second sequence of its own") {
+    const int V = 32;
+    const TokenIds tokens = make_batch({1, 5, 9, 31, 0, 7}, 1, V);  // [1, 6]
+    for (std::size_t t = 0; t < 6; ++t) {
+        const TokenIds changed = tokens_changed_after(tokens, t, V);
+        for (std::size_t s = 0; s < 6; ++s) {
+            CHECK(changed(0, s) >= 0);
+            CHECK(changed(0, s) < V);
+            if (s <= t) CHECK(changed(0, s) == tokens(0, s));
+            else CHECK(changed(0, s) != tokens(0, s));
+        }
+    }
+    const TokenIds batch = batch_of_two_or_more(tokens, V);
+    REQUIRE(batch.shape(0) == 2);
+    int differing = 0;
+    for (std::size_t s = 0; s < 6; ++s) {
+        CHECK(batch(0, s) == tokens(0, s));
+        CHECK(batch(1, s) == (tokens(0, s) * 7 + 3 + int(s)) % V);
+        differing += batch(1, s) != tokens(0, s);
+    }
+    CHECK(differing == 5);  // 31 * 7 + 3 + 3 = 223 = 31 mod 32: position 3 happens to agree
+    const TokenIds two = make_batch({1, 2, 3, 4}, 2, V);  // already a batch of 2: used as it is
+    CHECK(batch_of_two_or_more(two, V) == two);
 }
