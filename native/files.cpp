@@ -1,6 +1,7 @@
 #include "files.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,10 @@
 #include <unistd.h>
 
 #include "tensor.hpp"
+
+#ifndef ANATOMY_SOURCE_DIR
+#define ANATOMY_SOURCE_DIR "."
+#endif
 
 namespace anatomy::native {
 namespace {
@@ -96,6 +101,20 @@ void make_directory(const std::string& path) {
     std::error_code error;
     std::filesystem::create_directories(path, error);
     if (error) throw InputError("cannot create directory '" + path + "': " + error.message());
+}
+
+std::string project_file(const std::string& relative) {
+    namespace fs = std::filesystem;
+    if (const char* root = std::getenv("ANATOMY_SOURCE_DIR"); root && *root) return (fs::path(root) / relative).string();
+    const fs::path built_from = fs::path(ANATOMY_SOURCE_DIR) / relative;
+    if (fs::exists(built_from)) return built_from.string();
+    std::error_code error;
+    for (fs::path folder = fs::read_symlink("/proc/self/exe", error).parent_path(); !error && !folder.empty();
+         folder = folder.parent_path()) {
+        if (fs::exists(folder / relative)) return (folder / relative).string();
+        if (folder == folder.root_path()) break;
+    }
+    return built_from.string();
 }
 
 }  // namespace anatomy::native

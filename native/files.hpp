@@ -37,4 +37,11 @@ void write_file(const std::string& path, const std::string& contents);  // throw
 void write_file(const std::string& path, const std::vector<std::uint8_t>& contents);
 void make_directory(const std::string& path);  // creates parents; throws InputError
 
+// A file of the project's source tree that the tool runs (the benchmarks' Python
+// peers), by its path from the repository root: under $ANATOMY_SOURCE_DIR when set,
+// else under the tree this binary was built from, else under the nearest folder
+// above the binary that holds it (a build copied to another machine with the tree).
+// Returns the first candidate when none exists, so the caller's error names it.
+std::string project_file(const std::string& relative);
+
 }  // namespace anatomy::native

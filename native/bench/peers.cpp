@@ -1,13 +1,11 @@
 #include "peers.hpp"
 
+#include "files.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <unistd.h>
-
-#ifndef ANATOMY_SOURCE_DIR
-#define ANATOMY_SOURCE_DIR "."
-#endif
 
 namespace anatomy::native {
 namespace {
@@ -29,7 +27,7 @@ std::string shell_quote(const std::string& text) {
 }  // namespace
 
 PeerSetup default_peer_setup() {
-    return {"/usr/bin/python3", std::string(ANATOMY_SOURCE_DIR) + "/native/bench/peers.py"};
+    return {"/usr/bin/python3", project_file("native/bench/peers.py")};
 }
 
 json run_peers(const PeerSetup& setup, const BenchOptions& o) {

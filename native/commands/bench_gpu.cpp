@@ -7,6 +7,7 @@
 #include "bench/bench_table.hpp"
 #include "cuda/gpu_bench.hpp"
 #include "cuda/gpu_verify.hpp"
+#include "files.hpp"
 #include "number_args.hpp"
 #include "tensor.hpp"
 
@@ -16,13 +17,20 @@ namespace {
 struct GpuBenchFlags {
     std::string device = "cuda";
     bool quick = false, json = false, no_peers = false;
-    std::string out_path, sizes, runs, plain_max_t, eager_max_gib;
-    std::string python = "python3";
-    std::string peers_script = std::string(ANATOMY_SOURCE_DIR) + "/native/bench/gpu_peers.py";
+    std::string out_path, sizes, head_dims, kv_heads, runs, plain_max_t, eager_max_gib;
+    std::string python = "python3";  // from PATH
 };
 
 std::vector<int> int_sizes(const std::vector<std::size_t>& sizes) {
     return std::vector<int>(sizes.begin(), sizes.end());  // each at most 2^20
+}
+
+// --hkv: KV head counts that the benchmarks' 32 query heads divide into groups.
+std::vector<int> kv_head_list(const std::string& text) {
+    const std::vector<int> heads = int_sizes(parse_size_list(text, "--hkv"));
+    for (int h : heads)
+        if (32 % h != 0) throw InputError("--hkv: " + std::to_string(h) + " does not divide the 32 query heads");
+    return heads;
 }
 
 int gpu_device(const std::string& text) {
@@ -41,12 +49,16 @@ int run_attention(const GpuBenchFlags& f) {
         o.max_runs = 3;
     }
     if (!f.sizes.empty()) o.T = int_sizes(parse_size_list(f.sizes, "--t"));
+    if (!f.head_dims.empty()) o.D = int_sizes(parse_size_list(f.head_dims, "--d"));
+    if (!f.kv_heads.empty()) o.Hkv = kv_head_list(f.kv_heads);
+    for (int D : o.D)
+        if (D != 64 && D != 128) throw InputError("--d: the tensor-core kernels are compiled for head dims 64 and 128, not " + std::to_string(D));
     if (!f.runs.empty()) o.max_runs = int(parse_decimal(f.runs, "--runs", 1, 1000));
     if (!f.plain_max_t.empty()) o.plain_max_T = int(parse_decimal(f.plain_max_t, "--plain-max-t", 0, 1 << 20));
     if (!f.eager_max_gib.empty()) o.eager_max_gib = double(parse_decimal(f.eager_max_gib, "--eager-max-gib", 0, 1 << 20));
     o.peers = !f.no_peers;
     o.python = f.python;
-    o.peers_script = f.peers_script;
+    o.peers_script = project_file("native/bench/gpu_peers.py");
     require_gpu_device(o.device);  // before touching the output file
     write_report_file(f.out_path, nlohmann::json::object());
     const nlohmann::json report = run_gpu_attention_bench(o);
@@ -65,6 +77,7 @@ int run_decode(const GpuBenchFlags& f) {
         o.max_runs = 3;
     }
     if (!f.sizes.empty()) o.S = int_sizes(parse_size_list(f.sizes, "--s"));
+    if (!f.kv_heads.empty()) o.Hkv = kv_head_list(f.kv_heads);
     if (!f.runs.empty()) o.max_runs = int(parse_decimal(f.runs, "--runs", 1, 1000));
     require_gpu_device(o.device);
     write_report_file(f.out_path, nlohmann::json::object());
@@ -93,6 +106,8 @@ GpuBenchCommands add_gpu_bench_subcommands(CLI::App* bench) {
         "attention", "GPU: eager vs flash (each version) vs torch SDPA, bf16, H 32, Hkv 32 and 4, D 64 and 128");
     add_common_flags(commands.attention, *attention_flags);
     commands.attention->add_option("--t", attention_flags->sizes, "Comma-separated T = S (default 1024,...,16384)");
+    commands.attention->add_option("--d", attention_flags->head_dims, "Comma-separated head dims, of 64 and 128 (default both)");
+    commands.attention->add_option("--hkv", attention_flags->kv_heads, "Comma-separated KV head counts dividing 32 (default 32,4)");
     commands.attention->add_option("--plain-max-t", attention_flags->plain_max_t, "Longest T flash_plain is timed at (4096)");
     commands.attention->add_option("--eager-max-gib", attention_flags->eager_max_gib,
                                    "Skip eager when its scores + probabilities exceed this many GiB (60)");
@@ -102,6 +117,7 @@ GpuBenchCommands add_gpu_bench_subcommands(CLI::App* bench) {
     commands.decode = bench->add_subcommand("decode", "GPU: split-K decode bandwidth for caches of 4k to 64k tokens");
     add_common_flags(commands.decode, *decode_flags);
     commands.decode->add_option("--s", decode_flags->sizes, "Comma-separated cache lengths (default 4096,...,65536)");
+    commands.decode->add_option("--hkv", decode_flags->kv_heads, "Comma-separated KV head counts dividing 32 (default 32,4)");
     CLI::App* attention = commands.attention;
     commands.run = [attention, attention_flags, decode_flags] {
         return attention->parsed() ? run_attention(*attention_flags) : run_decode(*decode_flags);

@@ -1,15 +1,28 @@
-// Split-K decode (flash-decoding): one new query per sequence (T = 1) over a long
-// KV cache. A single (b, h) row has too little work for a GPU, so its S keys are
-// cut into `splits` chunks, each reduced by its own block to a partial softmax
-// state (m, l, O unnormalised), and a second kernel merges the chunks:
+// Decode: one new query per sequence (T = 1) over a long KV cache. A single query
+// row has too little work for a GPU, so the S keys are cut into chunks, each
+// reduced by its own block to a partial softmax state (m, l, O unnormalised), and
+// the chunks are merged (flash-decoding):
 //   M = max_i m_i,  L = sum_i l_i exp(m_i - M),  out = sum_i O_i exp(m_i - M) / L
-// Decoding reads every cached key and value once, so its speed is memory bandwidth.
+// Decoding reads every cached key and value once at best, so its speed is memory
+// bandwidth. Two versions side by side:
+//   decode_split (1)  one block per (b, query head, split): each of the G = Hq / Hkv
+//                     query heads of a group re-reads its KV head (G x the traffic),
+//                     2-byte loads per lane with D at run time, V loads behind a
+//                     per-key branch, chunks of >= 64 keys aiming at 4 blocks per
+//                     SM, and a second kernel for the merge.
+//   decode_group (2)  one block per (b, KV head, split) serving all G query heads:
+//                     K and V read once, 16-byte loads, D and G template parameters,
+//                     K and V of several keys loaded before they are used, 128 or 256
+//                     keys per block, scores in the log2 domain, and the merge folded
+//                     into the last block of each row to finish (an arrival counter).
+//                     Bookkeeping in decode_plan.hpp (checked on the CPU).
 //
 // Measured speed: not yet measured on a GPU.
 #include <algorithm>
 
 #include "cuda/attention_kernels.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/decode_plan.hpp"
 #include "cuda/kernel_common.cuh"
 
 namespace anatomy::gpu {
@@ -163,6 +176,7 @@ void attention_decode_split(const AttentionShape& sh, const GpuMask& mask, const
     if (sh.T != 1) throw CudaError("decode_split: one new query per sequence (T = 1) only");
     if (!decode_split_supports(sh.D)) throw CudaError("decode_split: head dim must be 1 .. 256");
     if (splits < 1) throw CudaError("decode_split: at least one split");
+    if (1LL * sh.B * sh.Hq > 65535) throw CudaError("decode_split: B * Hq is limited to 65535 (grid y)");
     const dim3 grid(splits, sh.B * sh.Hq);
     decode_split_kernel<E><<<grid, 32 * kDecodeWarps, 0, stream>>>(sh, mask, q, k, v, splits, partial_out, partial_ml,
                                                                    1.0f / sqrtf(float(sh.D)));
@@ -175,5 +189,244 @@ template void attention_decode_split<float>(const AttentionShape&, const GpuMask
                                             const float*, float*, int, float*, float*, cudaStream_t);
 template void attention_decode_split<bf16>(const AttentionShape&, const GpuMask&, const bf16*, const bf16*, const bf16*,
                                            bf16*, int, float*, float*, cudaStream_t);
+
+// ============================================================================
+// decode_group (version 2): one block per (b, KV head, split), all G query heads
+// ============================================================================
+namespace {
+
+// 16 bytes of a row, widened to floats: 4 fp32 or 8 bf16 channels.
+__device__ __forceinline__ void load_channels(const float* p, float (&x)[4]) {
+    const float4 bits = *reinterpret_cast<const float4*>(p);
+    x[0] = bits.x, x[1] = bits.y, x[2] = bits.z, x[3] = bits.w;
+}
+__device__ __forceinline__ void load_channels(const bf16* p, float (&x)[8]) {
+    const uint4 bits = *reinterpret_cast<const uint4*>(p);
+    const std::uint32_t words[4] = {bits.x, bits.y, bits.z, bits.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        __nv_bfloat162 pair;
+        memcpy(&pair, &words[i], sizeof pair);  // a register move
+        const float2 f = __bfloat1622float2(pair);
+        x[2 * i] = f.x, x[2 * i + 1] = f.y;
+    }
+}
+
+// grid: x = plan.splits, y = B * Hkv; block = kGroupDecodeThreads. See decode_plan.hpp.
+template <typename E, int D, int G>
+__global__ void __launch_bounds__(kGroupDecodeThreads)
+    decode_group_kernel(AttentionShape sh, GpuMask mask, const E* q, const E* k, const E* v, DecodePlan plan,
+                        float* partial_out, float* partial_ml, unsigned* arrivals, E* out, float scale_log2) {
+    using Lanes = DecodeLanes<D, int(sizeof(E))>;
+    constexpr int C = Lanes::channels, kLanesPerKey = Lanes::lanes_per_key, kSlots = Lanes::slots;
+    constexpr int kInFlight = 4;  // keys per slot loaded before use
+    static_assert(G * D <= 1024, "the warps' states must fit the shared arrays below");
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int slot = Lanes::slot_of(threadIdx.x), channel0 = Lanes::channel_of(threadIdx.x);
+    const int row = blockIdx.y, b = row / sh.Hkv, kv_head = row % sh.Hkv;
+    const int split = blockIdx.x;
+    const int s_begin = split_begin(plan, split), s_end = split_end(plan, split, sh.S);
+    const long long q_abs = mask.history;  // T = 1: the query sits at position S - 1
+
+    const E* k_head = k + 1LL * row * sh.kv_capacity * D;  // [kv_capacity, D] of (b, kv_head)
+    const E* v_head = v + 1LL * row * sh.kv_capacity * D;
+    const E* q_group = q + (1LL * b * sh.Hq + kv_head * G) * D;  // q: [B, Hq, 1, D]; heads kv_head * G + g
+
+    float q_reg[G][C], acc[G][C], m[G], l[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        load_channels(q_group + g * D + channel0, q_reg[g]);
+#pragma unroll
+        for (int c = 0; c < C; ++c) q_reg[g][c] *= scale_log2, acc[g][c] = 0.0f;
+        m[g] = -kInf, l[g] = 0.0f;
+    }
+
+    // The chunk's keys, kInFlight steps at a time: every load of the steps first, then the arithmetic.
+    if (!tile_skipped(mask, q_abs, q_abs, s_begin, s_end - 1)) {  // block-uniform
+        for (int step = 0; step * kSlots < s_end - s_begin; step += kInFlight) {
+            float k_row[kInFlight][C], v_row[kInFlight][C];
+            int key[kInFlight];
+#pragma unroll
+            for (int u = 0; u < kInFlight; ++u) {
+                key[u] = slot_key(s_begin, s_end, kSlots, slot, step + u);
+                if (key[u] >= 0) {
+                    load_channels(k_head + 1LL * key[u] * D + channel0, k_row[u]);
+                    load_channels(v_head + 1LL * key[u] * D + channel0, v_row[u]);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < C; ++c) k_row[u][c] = v_row[u][c] = 0.0f;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kInFlight; ++u) {
+                const bool visible = key[u] >= 0 && mask_visible(mask, q_abs, key[u]);
+#pragma unroll
+                for (int g = 0; g < G; ++g) {
+                    float dot = 0.0f;
+#pragma unroll
+                    for (int c = 0; c < C; ++c) dot += q_reg[g][c] * k_row[u][c];
+#pragma unroll
+                    for (int offset = kLanesPerKey / 2; offset > 0; offset /= 2)  // the lanes of one key row
+                        dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+                    if (visible) softmax_push(m[g], l[g], acc[g], dot, v_row[u]);
+                }
+            }
+        }
+    }
+
+    // Merge the slots of each warp (butterfly over the lanes that hold the same channels) ...
+#pragma unroll
+    for (int offset = kLanesPerKey; offset < 32; offset *= 2)
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            float other[C];
+#pragma unroll
+            for (int c = 0; c < C; ++c) other[c] = __shfl_xor_sync(0xffffffffu, acc[g][c], offset);
+            const float m2 = __shfl_xor_sync(0xffffffffu, m[g], offset);
+            const float l2 = __shfl_xor_sync(0xffffffffu, l[g], offset);
+            softmax_merge(m[g], l[g], acc[g], m2, l2, other);
+        }
+    // ... then the warps, in warp order, through shared memory: one state per (g, d).
+    __shared__ float shared[kGroupDecodeWarps * G * D];  // [warps][G][D]; reused for the merge weights
+    __shared__ float warp_m[kGroupDecodeWarps][G], warp_l[kGroupDecodeWarps][G];
+    if (lane < kLanesPerKey) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+#pragma unroll
+            for (int c = 0; c < C; ++c) shared[(warp * G + g) * D + channel0 + c] = acc[g][c];
+            if (lane == 0) warp_m[warp][g] = m[g], warp_l[warp][g] = l[g];
+        }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * D; i += kGroupDecodeThreads) {
+        const int g = i / D, d = i % D;
+        float bm = -kInf, bl = 0.0f, bo[1] = {0.0f};
+        for (int w = 0; w < kGroupDecodeWarps; ++w) {
+            const float o_w[1] = {shared[(w * G + g) * D + d]};
+            softmax_merge(bm, bl, bo, warp_m[w][g], warp_l[w][g], o_w);
+        }
+        const long long state = partial_state(row, split, g, plan.splits, G);
+        partial_out[state * D + d] = bo[0];
+        if (d == 0) partial_ml[state * 2] = bm, partial_ml[state * 2 + 1] = bl;
+    }
+
+    // The last block of this row to finish merges the row's chunks (threadFenceReduction's pattern).
+    __shared__ bool last;
+    __threadfence();  // this block's partial state is visible device-wide before it is counted
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&arrivals[row], 1u) == unsigned(plan.splits - 1);
+    __syncthreads();
+    if (!last) return;
+
+    // Per query head g: M and 1 / L, a warp per head (lanes over the chunks).
+    __shared__ float head_max[G], head_inv_sum[G];
+    for (int g = warp; g < G; g += kGroupDecodeWarps) {
+        float top = -kInf;
+        for (int i = lane; i < plan.splits; i += 32)
+            top = fmaxf(top, __ldcg(partial_ml + partial_state(row, i, g, plan.splits, G) * 2));
+        top = warp_max(top);
+        float sum = 0.0f;
+        for (int i = lane; i < plan.splits; i += 32) {
+            const float* ml = partial_ml + partial_state(row, i, g, plan.splits, G) * 2;
+            const float m_i = __ldcg(ml);
+            if (m_i != -kInf) sum += __ldcg(ml + 1) * exp2f(m_i - top);
+        }
+        sum = warp_sum(sum);
+        if (lane == 0) head_max[g] = top, head_inv_sum[g] = sum > 0.0f ? 1.0f / sum : 0.0f;
+    }
+    __syncthreads();
+    // Each chunk's weight 2^(m_i - M) / L, kept in shared memory when the row's chunks fit.
+    const bool weights_shared = plan.splits * G <= kGroupDecodeWarps * G * D;
+    if (weights_shared)
+        for (int i = threadIdx.x; i < plan.splits * G; i += kGroupDecodeThreads) {
+            const int g = i % G, chunk = i / G;
+            const float m_i = __ldcg(partial_ml + partial_state(row, chunk, g, plan.splits, G) * 2);
+            shared[i] = split_weight(m_i, head_max[g], head_inv_sum[g]);
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * D; i += kGroupDecodeThreads) {
+        const int g = i / D, d = i % D;
+        float o = 0.0f;
+        for (int chunk = 0; chunk < plan.splits; ++chunk) {
+            const long long state = partial_state(row, chunk, g, plan.splits, G);
+            const float w = weights_shared ? shared[chunk * G + g]
+                                           : split_weight(__ldcg(partial_ml + state * 2), head_max[g], head_inv_sum[g]);
+            if (w != 0.0f) o += w * __ldcg(partial_out + state * D + d);
+        }
+        out[(1LL * b * sh.Hq + kv_head * G + g) * D + d] = from_float<E>(o);
+    }
+    if (threadIdx.x == 0) arrivals[row] = 0;  // ready for the next call on this stream
+}
+
+template <typename E, int D, int G>
+void launch_decode_group(const AttentionShape& sh, const GpuMask& mask, const E* q, const E* k, const E* v, E* out,
+                         const DecodePlan& plan, float* partial_out, float* partial_ml, unsigned* arrivals,
+                         cudaStream_t stream) {
+    const dim3 grid(plan.splits, sh.B * sh.Hkv);
+    const float scale_log2 = 1.4426950408889634f / sqrtf(float(D));  // log2(e) / sqrt(D)
+    decode_group_kernel<E, D, G><<<grid, kGroupDecodeThreads, 0, stream>>>(sh, mask, q, k, v, plan, partial_out,
+                                                                           partial_ml, arrivals, out, scale_log2);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <typename E, int D>
+void launch_decode_group_for(int G, const AttentionShape& sh, const GpuMask& mask, const E* q, const E* k, const E* v,
+                             E* out, const DecodePlan& plan, float* partial_out, float* partial_ml, unsigned* arrivals,
+                             cudaStream_t stream) {
+    switch (G) {
+        case 1: return launch_decode_group<E, D, 1>(sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+        case 2: return launch_decode_group<E, D, 2>(sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+        case 4: return launch_decode_group<E, D, 4>(sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+        case 8: return launch_decode_group<E, D, 8>(sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+        default: throw CudaError("decode_group: query heads per KV head must be 1, 2, 4 or 8");
+    }
+}
+
+}  // namespace
+
+bool decode_group_supports(int D, int group) {
+    return (D == 8 || D == 64 || D == 128) && (group == 1 || group == 2 || group == 4 || group == 8);
+}
+
+DecodePlan decode_group_plan(const AttentionShape& sh, int multiprocessors) {
+    return decode_group_plan(sh.B, sh.Hkv, sh.S, multiprocessors);
+}
+
+std::size_t decode_group_partial_out_floats(const AttentionShape& sh, const DecodePlan& plan) {
+    return std::size_t(sh.B) * sh.Hq * plan.splits * sh.D;
+}
+std::size_t decode_group_partial_ml_floats(const AttentionShape& sh, const DecodePlan& plan) {
+    return std::size_t(sh.B) * sh.Hq * plan.splits * 2;
+}
+std::size_t decode_group_arrival_counters(const AttentionShape& sh) { return std::size_t(sh.B) * sh.Hkv; }
+
+template <typename E>
+void attention_decode_group(const AttentionShape& sh, const GpuMask& mask, const E* q, const E* k, const E* v, E* out,
+                            const DecodePlan& plan, float* partial_out, float* partial_ml, unsigned* arrivals,
+                            cudaStream_t stream) {
+    const char* problem = attention_shape_problem(sh);
+    if (*problem) throw CudaError(std::string("decode_group: ") + problem);
+    if (sh.T != 1) throw CudaError("decode_group: one new query per sequence (T = 1) only");
+    const int group = sh.Hq / sh.Hkv;
+    if (!decode_group_supports(sh.D, group))
+        throw CudaError("decode_group: head dim " + std::to_string(sh.D) + " with " + std::to_string(group) +
+                        " query heads per KV head is not compiled (D 8, 64, 128; group 1, 2, 4, 8)");
+    if (1LL * sh.B * sh.Hkv > 65535) throw CudaError("decode_group: B * Hkv is limited to 65535 (grid y)");
+    if (plan.splits < 1 || 1LL * plan.splits * plan.keys_per_split < sh.S)
+        throw CudaError("decode_group: the plan's chunks do not cover the cache");
+    switch (sh.D) {
+        case 8: return launch_decode_group_for<E, 8>(group, sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+        case 64: return launch_decode_group_for<E, 64>(group, sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+        default: return launch_decode_group_for<E, 128>(group, sh, mask, q, k, v, out, plan, partial_out, partial_ml, arrivals, stream);
+    }
+}
+
+template void attention_decode_group<float>(const AttentionShape&, const GpuMask&, const float*, const float*,
+                                            const float*, float*, const DecodePlan&, float*, float*, unsigned*,
+                                            cudaStream_t);
+template void attention_decode_group<bf16>(const AttentionShape&, const GpuMask&, const bf16*, const bf16*,
+                                           const bf16*, bf16*, const DecodePlan&, float*, float*, unsigned*,
+                                           cudaStream_t);
 
 }  // namespace anatomy::gpu

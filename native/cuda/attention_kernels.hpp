@@ -20,15 +20,27 @@
 //                query rows each; S = Q K^T and O += P V stay in registers, P is
 //                re-packed from the S accumulators without a trip through memory.
 //                bf16 only, D in {64, 128}.
+//   flash_mma2   flash_mma with FlashAttention-2's memory path: Br = 128 (4 warps of
+//                32 query rows, so each K/V fragment feeds two mma), Bc = 64; Q, K, V
+//                copied by cp.async into XOR-swizzled shared memory, K and V in two
+//                stages (the next unskipped tile loads while this one computes),
+//                operands read with ldmatrix (.trans for V). bf16 only, D in {64, 128};
+//                16-byte aligned q, k, v, out; 48 KB (D = 64) or 96 KB (D = 128) of
+//                dynamic shared memory per block.
 //   decode_split one new query per sequence (T = 1) over a long cache: the keys
 //                are split into chunks, each block reduces one chunk to (m, l, O),
-//                and a combine kernel merges the chunks (flash-decoding).
+//                and a combine kernel merges the chunks (flash-decoding). A block
+//                per query head: each KV head is read once per query head.
+//   decode_group the same over blocks of (b, KV head, split) that serve every query
+//                head of the group, so each KV head is read once; 16-byte loads,
+//                D and the group size compiled in, the merge done by the last
+//                block of each row (decode_plan.hpp).
 //
 // Whole tiles that the mask hides are skipped (never loaded); only tiles the
 // mask cuts through evaluate the per-cell predicate.
 //
 // Measured speed: not yet measured on a GPU. These kernels have been compiled
-// (sm_90) but not yet run; `native/gpu-check.sh` validates and times them.
+// (sm_90) but not yet run; `scripts/gpu-check.sh` validates and times them.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +50,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/attention_mask.hpp"
+#include "cuda/decode_plan.hpp"
 
 namespace anatomy::gpu {
 
@@ -72,6 +85,10 @@ void attention_flash_mma(const AttentionShape& shape, const GpuMask& mask, const
                          bf16* out, cudaStream_t stream);
 bool flash_mma_supports(int D);  // D in {64, 128}
 
+void attention_flash_mma2(const AttentionShape& shape, const GpuMask& mask, const bf16* q, const bf16* k,
+                          const bf16* v, bf16* out, cudaStream_t stream);
+bool flash_mma2_supports(int D);  // D in {64, 128}
+
 // ---- decode ------------------------------------------------------------------
 // T must be 1. Key chunks per (b, h): `splits` (see decode_split_count).
 // Workspace: partial_out [B, Hq, splits, D] and partial_ml [B, Hq, splits, 2] fp32.
@@ -82,5 +99,19 @@ template <typename E>
 void attention_decode_split(const AttentionShape& shape, const GpuMask& mask, const E* q, const E* k, const E* v,
                             E* out, int splits, float* partial_out, float* partial_ml, cudaStream_t stream);
 bool decode_split_supports(int D);  // 1 <= D <= 256
+
+// Version 2. T must be 1; group = Hq / Hkv. Chunks: decode_group_plan (128 or 256 keys each).
+// Workspace: partial_out [B, Hkv, splits, group, D] and partial_ml [B, Hkv, splits, group, 2]
+// fp32, and arrivals [B * Hkv] counters that must be zero before the first call (each
+// call leaves them zero again).
+bool decode_group_supports(int D, int group);  // D in {8, 64, 128}, group in {1, 2, 4, 8}
+DecodePlan decode_group_plan(const AttentionShape& shape, int multiprocessors);
+std::size_t decode_group_partial_out_floats(const AttentionShape& shape, const DecodePlan& plan);
+std::size_t decode_group_partial_ml_floats(const AttentionShape& shape, const DecodePlan& plan);
+std::size_t decode_group_arrival_counters(const AttentionShape& shape);
+template <typename E>
+void attention_decode_group(const AttentionShape& shape, const GpuMask& mask, const E* q, const E* k, const E* v,
+                            E* out, const DecodePlan& plan, float* partial_out, float* partial_ml, unsigned* arrivals,
+                            cudaStream_t stream);
 
 }  // namespace anatomy::gpu

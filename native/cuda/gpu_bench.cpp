@@ -1,5 +1,5 @@
-// The GPU benchmarks: attention (eager, flash_mma, flash_plain; cuBLAS ceiling;
-// torch SDPA peer) and split-K decode (bandwidth against a device-to-device copy).
+// The GPU benchmarks: attention (eager, flash_mma, flash_mma2, flash_plain; cuBLAS ceiling;
+// torch SDPA peer) and decode, both versions (bandwidth against a device-to-device copy).
 #include "cuda/gpu_bench.hpp"
 
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "cuda/attention_kernels.hpp"
+#include "cuda/bench_kernels.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/gpu_kernel_checks.hpp"
 #include "cuda/gpu_runtime.hpp"
@@ -43,18 +44,32 @@ private:
     cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+// Evicts the L2 cache between timed calls by reading a buffer twice its size
+// (bench_kernels.hpp: a read leaves no dirty lines to be written back during the
+// next timed call). The buffer is never written: its contents do not matter.
+class L2Flush {
+public:
+    explicit L2Flush(const gpu::GpuRuntime& g)
+        : buffer_((std::max<std::size_t>(2 * g.info().l2_cache_bytes, 1 << 20) + 15) / 16 * 16), sink_(1) {}
+    void run(cudaStream_t stream) { gpu::read_through(buffer_.data(), buffer_.bytes(), sink_.data(), stream); }
+    std::size_t bytes() const { return buffer_.bytes(); }
+
+private:
+    DeviceBuffer<char> buffer_;
+    DeviceBuffer<unsigned> sink_;
+};
+
 // Median milliseconds of `call` on the runtime's stream: 3 warm-up calls, then up
 // to max_runs timed calls (at least 5, and no more once 2 s of timed work is spent),
-// each after the L2 cache is flushed by writing a buffer twice its size.
-double median_ms(const gpu::GpuRuntime& g, DeviceBuffer<char>& l2_flush, int max_runs,
-                 const std::function<void()>& call) {
+// each after the L2 cache is flushed.
+double median_ms(const gpu::GpuRuntime& g, L2Flush& l2_flush, int max_runs, const std::function<void()>& call) {
     for (int i = 0; i < 3; ++i) call();
     g.synchronize();
     EventPair events;
     std::vector<double> times;
     double spent = 0;
     for (int run = 0; run < max_runs && (run < 5 || spent < 2000.0); ++run) {
-        CUDA_CHECK(cudaMemsetAsync(l2_flush.data(), run & 0xff, l2_flush.bytes(), g.stream()));
+        l2_flush.run(g.stream());
         CUDA_CHECK(cudaEventRecord(events.start(), g.stream()));
         call();
         CUDA_CHECK(cudaEventRecord(events.stop(), g.stream()));
@@ -69,21 +84,16 @@ double median_ms(const gpu::GpuRuntime& g, DeviceBuffer<char>& l2_flush, int max
     return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
 }
 
-DeviceBuffer<char> make_l2_flush(const gpu::GpuRuntime& g) {
-    return DeviceBuffer<char>(std::max<std::size_t>(2 * g.info().l2_cache_bytes, 1 << 20));
-}
-
-// A bf16 buffer of n values, filled with N(0, 1)-like values on the device (from a
-// fixed-pattern fp32 buffer: the numbers do not matter for timing, NaN would).
-DeviceBuffer<bf16> bf16_buffer(const gpu::GpuRuntime& g, std::size_t n) {
+// A bf16 buffer of n values uniform in [-1, 1), different for each seed.
+DeviceBuffer<bf16> random_bf16(const gpu::GpuRuntime& g, std::size_t n, std::uint64_t seed) {
     DeviceBuffer<bf16> buffer(n);
-    CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0x3c, buffer.bytes(), g.stream()));  // every bf16 = 0x3c3c ~ 0.0115
+    gpu::fill_uniform_bf16(buffer.data(), n, seed, g.stream());
     return buffer;
 }
 
 // The cuBLAS ceiling: C = A B, bf16 in, fp32 accumulate, n x n x n.
-double gemm_tflops(const gpu::GpuRuntime& g, DeviceBuffer<char>& l2_flush, int n, int runs) {
-    DeviceBuffer<bf16> a = bf16_buffer(g, std::size_t(n) * n), b = bf16_buffer(g, std::size_t(n) * n);
+double gemm_tflops(const gpu::GpuRuntime& g, L2Flush& l2_flush, int n, int runs) {
+    DeviceBuffer<bf16> a = random_bf16(g, std::size_t(n) * n, 1), b = random_bf16(g, std::size_t(n) * n, 2);
     DeviceBuffer<bf16> c(std::size_t(n) * n);
     const float one = 1.0f, zero = 0.0f;
     const double ms = median_ms(g, l2_flush, runs, [&] {
@@ -139,7 +149,7 @@ nlohmann::json run_torch_peer(const GpuAttentionBenchOptions& o, const nlohmann:
 nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
     require_gpu_device(o.device);
     const gpu::GpuRuntime g(o.device);
-    DeviceBuffer<char> l2_flush = make_l2_flush(g);
+    L2Flush l2_flush(g);
     nlohmann::json report = {{"kind", "attn-bench-attention-gpu"}, {"device", gpu::gpu_info_to_json(g.info())},
                              {"dtype", "bf16"}, {"H", 32}, {"rows", nlohmann::json::array()},
                              {"checks", nlohmann::json::array()}};
@@ -153,10 +163,11 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
             for (bool causal : {false, true}) {
                 // Validate each version on a small shape with these heads and head dim before timing it.
                 const gpu::AttentionShape small{1, H, Hkv, 128, 128, D, 128};
-                bool valid[3] = {false, false, false};
-                const gpu::KernelVersion versions[3] = {gpu::KernelVersion::eager_bf16, gpu::KernelVersion::flash_mma_bf16,
-                                                        gpu::KernelVersion::flash_plain_bf16};
-                for (int i = 0; i < 3; ++i) {
+                bool valid[4] = {false, false, false, false};
+                const gpu::KernelVersion versions[4] = {gpu::KernelVersion::eager_bf16, gpu::KernelVersion::flash_mma_bf16,
+                                                        gpu::KernelVersion::flash_plain_bf16,
+                                                        gpu::KernelVersion::flash_mma2_bf16};
+                for (int i = 0; i < 4; ++i) {
                     const CheckRecord r = gpu::check_kernel_case(g, versions[i], small, mask_spec(causal, 128, 128),
                                                                  "b" + std::to_string(report["checks"].size() + 1));
                     valid[i] = r.passed;
@@ -167,9 +178,9 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
                     const gpu::AttentionShape sh{B, H, Hkv, T, S, D, S};
                     const gpu::GpuMask mask{causal ? gpu::GpuMaskKind::causal : gpu::GpuMaskKind::full, 0, 0, 0};
                     const double flops = 4.0 * B * H * double(T) * S * D * (causal ? 0.5 : 1.0);
-                    DeviceBuffer<bf16> q = bf16_buffer(g, std::size_t(B) * H * T * D);
-                    DeviceBuffer<bf16> k = bf16_buffer(g, std::size_t(B) * Hkv * S * D);
-                    DeviceBuffer<bf16> v = bf16_buffer(g, std::size_t(B) * Hkv * S * D);
+                    DeviceBuffer<bf16> q = random_bf16(g, std::size_t(B) * H * T * D, 3);
+                    DeviceBuffer<bf16> k = random_bf16(g, std::size_t(B) * Hkv * S * D, 4);
+                    DeviceBuffer<bf16> v = random_bf16(g, std::size_t(B) * Hkv * S * D, 5);
                     DeviceBuffer<bf16> out(std::size_t(B) * H * T * D);
                     nlohmann::json row = {{"B", B}, {"H", H}, {"Hkv", Hkv}, {"T", T}, {"S", S}, {"D", D},
                                           {"causal", causal}, {"flops", flops}};
@@ -185,6 +196,9 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
                     };
                     record("flash_mma", valid[1], [&] {
                         gpu::attention_flash_mma(sh, mask, q.data(), k.data(), v.data(), out.data(), g.stream());
+                    });
+                    record("flash_mma2", valid[3], [&] {
+                        gpu::attention_flash_mma2(sh, mask, q.data(), k.data(), v.data(), out.data(), g.stream());
                     });
                     const double eager_gib = double(B) * H * T * double(S) * (4 + 2) / (1024.0 * 1024 * 1024);
                     if (eager_gib <= o.eager_max_gib) {
@@ -218,8 +232,9 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
             const nlohmann::json& peer = torch["cases"][i];
             if (!peer.contains("ms") || !peer["ms"].is_number()) continue;
             const double ms = peer["ms"].get<double>();
-            row["torch_sdpa"] = {{"ms", ms}, {"tflops", row["flops"].get<double>() / (ms * 1e-3) / 1e12}};
-            for (const char* name : {"flash_mma", "eager", "flash_plain"})
+            row["torch_sdpa"] = {{"ms", ms}, {"tflops", row["flops"].get<double>() / (ms * 1e-3) / 1e12},
+                                 {"backend", peer.value("backend", nlohmann::json())}, {"how", peer.value("how", nlohmann::json())}};
+            for (const char* name : {"flash_mma", "flash_mma2", "eager", "flash_plain"})
                 if (row[name].contains("ms")) row[name]["vs_torch"] = ms / row[name]["ms"].get<double>();
         }
     return report;
@@ -228,7 +243,7 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
 nlohmann::json run_gpu_decode_bench(const GpuDecodeBenchOptions& o) {
     require_gpu_device(o.device);
     const gpu::GpuRuntime g(o.device);
-    DeviceBuffer<char> l2_flush = make_l2_flush(g);
+    L2Flush l2_flush(g);
     nlohmann::json report = {{"kind", "attn-bench-decode-gpu"}, {"device", gpu::gpu_info_to_json(g.info())},
                              {"dtype", "bf16"}, {"rows", nlohmann::json::array()}, {"checks", nlohmann::json::array()}};
 
@@ -245,35 +260,72 @@ nlohmann::json run_gpu_decode_bench(const GpuDecodeBenchOptions& o) {
     const double copy_gbps = report["copy_gbps"].get<double>();
     const int H = 32, D = 128;
     for (int Hkv : o.Hkv) {
-        MaskSpec spec = mask_spec(true, 1, 1000);
-        const CheckRecord check = gpu::check_kernel_case(g, gpu::KernelVersion::decode_bf16, {1, H, Hkv, 1, 1000, D, 1000},
-                                                         spec, "d" + std::to_string(report["checks"].size() + 1));
-        report["checks"].push_back(check_to_json(check));
+        // Both versions checked on a 1000-key cache with these heads before any is timed.
+        const gpu::AttentionShape small{1, H, Hkv, 1, 1000, D, 1000};
+        const MaskSpec spec = mask_spec(true, 1, 1000);
+        const CheckRecord split_check = gpu::check_kernel_case(g, gpu::KernelVersion::decode_split_bf16, small, spec,
+                                                               "d" + std::to_string(report["checks"].size() + 1));
+        report["checks"].push_back(check_to_json(split_check));
+        const bool group_compiled = gpu::decode_group_supports(D, H / Hkv);
+        bool group_valid = false;
+        if (group_compiled) {
+            const CheckRecord group_check = gpu::check_kernel_case(
+                g, gpu::KernelVersion::decode_group_bf16, small, spec, "d" + std::to_string(report["checks"].size() + 1));
+            report["checks"].push_back(check_to_json(group_check));
+            group_valid = group_check.passed;
+        }
         for (int S : o.S) {
             const gpu::AttentionShape sh{1, H, Hkv, 1, S, D, S};
             const gpu::GpuMask mask{gpu::GpuMaskKind::causal, S - 1, 0, 0};
-            const int splits = gpu::decode_split_count(sh, g.info().multiprocessors);
-            DeviceBuffer<bf16> q = bf16_buffer(g, std::size_t(H) * D);
-            DeviceBuffer<bf16> k = bf16_buffer(g, std::size_t(Hkv) * S * D), v = bf16_buffer(g, std::size_t(Hkv) * S * D);
+            DeviceBuffer<bf16> q = random_bf16(g, std::size_t(H) * D, 6);
+            DeviceBuffer<bf16> k = random_bf16(g, std::size_t(Hkv) * S * D, 7);
+            DeviceBuffer<bf16> v = random_bf16(g, std::size_t(Hkv) * S * D, 8);
             DeviceBuffer<bf16> out(std::size_t(H) * D);
-            DeviceBuffer<float> partial_out(gpu::decode_partial_out_floats(sh, splits));
-            DeviceBuffer<float> partial_ml(gpu::decode_partial_ml_floats(sh, splits));
-            nlohmann::json row = {{"B", 1}, {"H", H}, {"Hkv", Hkv}, {"S", S}, {"D", D}, {"splits", splits}};
+            // Bytes that must cross from memory: the cache's K and V once (q and out are tiny).
+            const double bytes = 2.0 * Hkv * double(S) * D * sizeof(bf16);
+            nlohmann::json row = {{"B", 1}, {"H", H}, {"Hkv", Hkv}, {"S", S}, {"D", D}, {"cache_bytes", bytes}};
+            const auto timed = [&](const std::function<void()>& call) {
+                const double ms = median_ms(g, l2_flush, o.max_runs, call);
+                const double gbps = bytes / (ms * 1e-3) / 1e9;
+                return nlohmann::json{{"ms", ms}, {"gbps", gbps}, {"of_copy", gbps / copy_gbps}};
+            };
+
+            // Version 1 (decode_split): its fields stay at the top of the row.
+            const int splits = gpu::decode_split_count(sh, g.info().multiprocessors);
+            row["splits"] = splits;
             std::cerr << "bench: decode_split Hkv " << Hkv << " S " << S << "\n";
-            if (!check.passed) {
+            if (!split_check.passed) {
                 row["skipped"] = "SKIPPED: failed its check";
             } else {
-                const double ms = median_ms(g, l2_flush, o.max_runs, [&] {
+                DeviceBuffer<float> partial_out(gpu::decode_partial_out_floats(sh, splits));
+                DeviceBuffer<float> partial_ml(gpu::decode_partial_ml_floats(sh, splits));
+                row.update(timed([&] {
                     gpu::attention_decode_split<bf16>(sh, mask, q.data(), k.data(), v.data(), out.data(), splits,
                                                       partial_out.data(), partial_ml.data(), g.stream());
+                }));
+            }
+
+            // Version 2 (decode_group).
+            std::cerr << "bench: decode_group Hkv " << Hkv << " S " << S << "\n";
+            if (!group_compiled) {
+                row["decode_group"] = {{"skipped", "SKIPPED: this group size is not compiled"}};
+            } else if (!group_valid) {
+                row["decode_group"] = {{"skipped", "SKIPPED: failed its check"}};
+            } else {
+                const gpu::DecodePlan plan = gpu::decode_group_plan(sh, g.info().multiprocessors);
+                DeviceBuffer<float> partial_out(gpu::decode_group_partial_out_floats(sh, plan));
+                DeviceBuffer<float> partial_ml(gpu::decode_group_partial_ml_floats(sh, plan));
+                DeviceBuffer<unsigned> arrivals(gpu::decode_group_arrival_counters(sh));
+                arrivals.fill_zero();
+                nlohmann::json group = timed([&] {
+                    gpu::attention_decode_group<bf16>(sh, mask, q.data(), k.data(), v.data(), out.data(), plan,
+                                                      partial_out.data(), partial_ml.data(), arrivals.data(),
+                                                      g.stream());
                 });
-                // Bytes that must cross from memory: the cache's K and V once (q and out are tiny).
-                const double bytes = 2.0 * Hkv * double(S) * D * sizeof(bf16);
-                const double gbps = bytes / (ms * 1e-3) / 1e9;
-                row["ms"] = ms;
-                row["cache_bytes"] = bytes;
-                row["gbps"] = gbps;
-                row["of_copy"] = gbps / copy_gbps;
+                group["splits"] = plan.splits;
+                group["keys_per_split"] = plan.keys_per_split;
+                if (row.contains("ms")) group["vs_split"] = row["ms"].get<double>() / group["ms"].get<double>();
+                row["decode_group"] = group;
             }
             report["rows"].push_back(row);
         }
@@ -304,16 +356,23 @@ void print_gpu_attention_table(std::ostream& out, const nlohmann::json& r) {
     std::snprintf(line, sizeof line, "cuBLAS bf16 GEMM 8192^3 ceiling: %.0f TFLOP/s\n", r["gemm_tflops"].get<double>());
     out << line;
     if (r["torch"].contains("skipped")) out << "torch peer: " << r["torch"]["skipped"].get<std::string>() << "\n";
-    std::snprintf(line, sizeof line, "%3s %4s %3s %6s %6s | %9s %9s %9s %9s | %8s %8s\n", "Hkv", "D", "B", "T", "mask",
-                  "flash_mma", "eager", "plain", "torch", "mma/tch", "eag/tch");
+    std::snprintf(line, sizeof line, "%3s %4s %3s %6s %6s | %9s %9s %9s %9s %9s | %8s %8s %8s  %s\n", "Hkv", "D", "B",
+                  "T", "mask", "flash_mma", "mma2", "eager", "plain", "torch", "mma/tch", "mma2/tch", "eag/tch",
+                  "torch backend");
     out << line;
     for (const nlohmann::json& row : r["rows"]) {
-        std::snprintf(line, sizeof line, "%3d %4d %3d %6d %6s | %9s %9s %9s %9s | %8s %8s\n", row["Hkv"].get<int>(),
-                      row["D"].get<int>(), row["B"].get<int>(), row["T"].get<int>(),
+        std::string backend = "-";
+        if (row.contains("torch_sdpa") && row["torch_sdpa"]["backend"].is_string()) {  // "backend", "how": always set
+            backend = row["torch_sdpa"]["backend"].get<std::string>();
+            if (row["torch_sdpa"]["how"].is_string()) backend += " (" + row["torch_sdpa"]["how"].get<std::string>() + ")";
+        }
+        std::snprintf(line, sizeof line, "%3d %4d %3d %6d %6s | %9s %9s %9s %9s %9s | %8s %8s %8s  %s\n",
+                      row["Hkv"].get<int>(), row["D"].get<int>(), row["B"].get<int>(), row["T"].get<int>(),
                       row["causal"].get<bool>() ? "causal" : "full", cell(row, "flash_mma", "tflops", "%.1f").c_str(),
-                      cell(row, "eager", "tflops", "%.1f").c_str(), cell(row, "flash_plain", "tflops", "%.1f").c_str(),
-                      cell(row, "torch_sdpa", "tflops", "%.1f").c_str(),
-                      cell(row, "flash_mma", "vs_torch", "%.2f").c_str(), cell(row, "eager", "vs_torch", "%.2f").c_str());
+                      cell(row, "flash_mma2", "tflops", "%.1f").c_str(), cell(row, "eager", "tflops", "%.1f").c_str(),
+                      cell(row, "flash_plain", "tflops", "%.1f").c_str(), cell(row, "torch_sdpa", "tflops", "%.1f").c_str(),
+                      cell(row, "flash_mma", "vs_torch", "%.2f").c_str(), cell(row, "flash_mma2", "vs_torch", "%.2f").c_str(),
+                      cell(row, "eager", "vs_torch", "%.2f").c_str(), backend.c_str());
         out << line;
     }
     out << (gpu_bench_validated(r) ? "Every kernel passed its check before timing.\n"
@@ -323,24 +382,32 @@ void print_gpu_attention_table(std::ostream& out, const nlohmann::json& r) {
 void print_gpu_decode_table(std::ostream& out, const nlohmann::json& r) {
     char line[256];
     out << "attn bench decode: " << r["device"]["name"].get<std::string>()
-        << ", split-K decode, bf16 cache, B 1, H 32, D 128, median, L2 flushed\n";
+        << ", bf16 cache, B 1, H 32, D 128, median, L2 flushed; v1 decode_split, v2 decode_group\n";
     std::snprintf(line, sizeof line, "device-to-device copy: %.0f GB/s (read + write)\n", r["copy_gbps"].get<double>());
     out << line;
-    std::snprintf(line, sizeof line, "%3s %6s %6s %10s %9s %8s\n", "Hkv", "S", "splits", "ms", "GB/s", "of copy");
+    std::snprintf(line, sizeof line, "%3s %6s | %6s %10s %7s %8s | %6s %10s %7s %8s | %6s\n", "Hkv", "S", "splits",
+                  "v1 ms", "GB/s", "of copy", "splits", "v2 ms", "GB/s", "of copy", "v2/v1");
     out << line;
+    const auto number = [](const nlohmann::json& j, const char* field, const char* format, double scale = 1) {
+        if (!j.contains(field) || !j[field].is_number()) return std::string("-");
+        char text[32];
+        std::snprintf(text, sizeof text, format, scale * j[field].get<double>());
+        return std::string(text);
+    };
     for (const nlohmann::json& row : r["rows"]) {
-        if (!row.contains("ms")) {
-            std::snprintf(line, sizeof line, "%3d %6d  %s\n", row["Hkv"].get<int>(), row["S"].get<int>(),
-                          row["skipped"].get<std::string>().c_str());
-        } else {
-            std::snprintf(line, sizeof line, "%3d %6d %6d %10.4f %9.0f %7.0f%%\n", row["Hkv"].get<int>(),
-                          row["S"].get<int>(), row["splits"].get<int>(), row["ms"].get<double>(),
-                          row["gbps"].get<double>(), 100 * row["of_copy"].get<double>());
-        }
+        const nlohmann::json group = row.value("decode_group", nlohmann::json::object());
+        std::snprintf(line, sizeof line, "%3d %6d | %6s %10s %7s %7s%% | %6s %10s %7s %7s%% | %6s\n",
+                      row["Hkv"].get<int>(), row["S"].get<int>(), number(row, "splits", "%.0f").c_str(),
+                      number(row, "ms", "%.4f").c_str(), number(row, "gbps", "%.0f").c_str(),
+                      number(row, "of_copy", "%.0f", 100).c_str(), number(group, "splits", "%.0f").c_str(),
+                      number(group, "ms", "%.4f").c_str(), number(group, "gbps", "%.0f").c_str(),
+                      number(group, "of_copy", "%.0f", 100).c_str(), number(group, "vs_split", "%.2fx").c_str());
         out << line;
+        for (const nlohmann::json* skipped : {&row, &group})
+            if (skipped->contains("skipped")) out << "    " << (*skipped)["skipped"].get<std::string>() << "\n";
     }
-    out << (gpu_bench_validated(r) ? "The decode kernel passed its check before timing.\n"
-                                   : "The decode kernel FAILED its check and was not timed.\n");
+    out << (gpu_bench_validated(r) ? "Both decode kernels passed their checks before timing.\n"
+                                   : "A decode kernel FAILED its check and was not timed.\n");
 }
 
 }  // namespace anatomy::native

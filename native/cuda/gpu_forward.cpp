@@ -50,8 +50,10 @@ DeviceBuffer<float> upload(const WeightView& w) {
 struct Workspace {
     DeviceBuffer<float> x, h, q, k, v, q_heads, heads, merged, update, gate, up, hidden;
     DeviceBuffer<float> scores;                   // eager: [B, Hq, T, S] (probabilities in place)
-    DeviceBuffer<float> partial_out, partial_ml;  // decode_split
-    int splits = 1;
+    DeviceBuffer<float> partial_out, partial_ml;  // decode_split, decode_group
+    DeviceBuffer<unsigned> arrivals;              // decode_group
+    int splits = 1;                               // decode_split
+    DecodePlan plan;                              // decode_group
 };
 
 Workspace make_workspace(const GpuRuntime& gpu, const ModelConfig& c, GpuAttention kernel, int B, int T, int S) {
@@ -63,13 +65,21 @@ Workspace make_workspace(const GpuRuntime& gpu, const ModelConfig& c, GpuAttenti
                 DeviceBuffer<float>(rows * qd),            DeviceBuffer<float>(rows * qd),
                 DeviceBuffer<float>(rows * c.hidden_size), DeviceBuffer<float>(rows * c.ffn_size),
                 DeviceBuffer<float>(rows * c.ffn_size),    DeviceBuffer<float>(rows * c.ffn_size),
-                {}, {}, {}, 1};
+                {}, {}, {}, {}, 1, {}};
     if (kernel == GpuAttention::eager) w.scores = DeviceBuffer<float>(rows * c.n_heads * std::size_t(S));
     if (kernel == GpuAttention::decode_split) {
         const AttentionShape shape{B, c.n_heads, c.n_kv_heads, T, S, c.head_dim, S};
         w.splits = decode_split_count(shape, gpu.info().multiprocessors);
         w.partial_out = DeviceBuffer<float>(decode_partial_out_floats(shape, w.splits));
         w.partial_ml = DeviceBuffer<float>(decode_partial_ml_floats(shape, w.splits));
+    }
+    if (kernel == GpuAttention::decode_group) {
+        const AttentionShape shape{B, c.n_heads, c.n_kv_heads, T, S, c.head_dim, S};
+        w.plan = decode_group_plan(shape, gpu.info().multiprocessors);
+        w.partial_out = DeviceBuffer<float>(decode_group_partial_out_floats(shape, w.plan));
+        w.partial_ml = DeviceBuffer<float>(decode_group_partial_ml_floats(shape, w.plan));
+        w.arrivals = DeviceBuffer<unsigned>(decode_group_arrival_counters(shape));
+        w.arrivals.fill_zero();
     }
     return w;
 }
@@ -91,6 +101,10 @@ void run_attention(const GpuRuntime& gpu, const AttentionShape& shape, GpuAttent
         case GpuAttention::decode_split:
             attention_decode_split<float>(shape, causal, w.q_heads.data(), k_cache, v_cache, w.heads.data(), w.splits,
                                           w.partial_out.data(), w.partial_ml.data(), gpu.stream());
+            break;
+        case GpuAttention::decode_group:
+            attention_decode_group<float>(shape, causal, w.q_heads.data(), k_cache, v_cache, w.heads.data(), w.plan,
+                                          w.partial_out.data(), w.partial_ml.data(), w.arrivals.data(), gpu.stream());
             break;
     }
 }
@@ -144,8 +158,14 @@ const char* to_string(GpuAttention kernel) {
         case GpuAttention::eager: return "eager";
         case GpuAttention::flash: return "flash";
         case GpuAttention::decode_split: return "decode_split";
+        case GpuAttention::decode_group: return "decode_group";
     }
     return "?";
+}
+
+GpuAttention decode_kernel_for(const ModelConfig& c) {
+    return decode_group_supports(c.head_dim, c.n_heads / c.n_kv_heads) ? GpuAttention::decode_group
+                                                                        : GpuAttention::decode_split;
 }
 
 GpuModel upload_model(const Model<float>& model) {
@@ -197,8 +217,13 @@ Tensor3<float> gpu_forward(const GpuRuntime& gpu, const GpuModel& model, GpuKVCa
     if (cache.position + T > cache.capacity)
         throw InputError("gpu forward: the cache holds " + std::to_string(cache.capacity) + " tokens, " +
                          std::to_string(cache.position + T) + " needed");
-    if (kernel == GpuAttention::decode_split && T != 1)
-        throw InputError("gpu forward: the split-K decode kernel takes one new token per sequence");
+    if ((kernel == GpuAttention::decode_split || kernel == GpuAttention::decode_group) && T != 1)
+        throw InputError("gpu forward: the decode kernels take one new token per sequence");
+    if (kernel == GpuAttention::decode_split && !decode_split_supports(c.head_dim))
+        throw InputError("gpu forward: decode_split takes head dims up to 256, not " + std::to_string(c.head_dim));
+    if (kernel == GpuAttention::decode_group && !decode_group_supports(c.head_dim, c.n_heads / c.n_kv_heads))
+        throw InputError("gpu forward: decode_group is not compiled for head dim " + std::to_string(c.head_dim) +
+                         " with " + std::to_string(c.n_heads / c.n_kv_heads) + " query heads per KV head");
     if (kernel == GpuAttention::flash && !flash_plain_supports(c.head_dim))
         throw InputError("gpu forward: the flash kernel is compiled for head dims 8, 64 and 128, not " +
                          std::to_string(c.head_dim));

@@ -16,8 +16,12 @@ namespace anatomy::gpu {
 // Which attention kernel the layers run.
 //   eager         materialises [B, Hq, T, S] (and can return the probabilities)
 //   flash         flash_plain fp32 (head dims 8, 64, 128)
-//   decode_split  split-K decode; T must be 1 (one new token per sequence)
-enum class GpuAttention { eager, flash, decode_split };
+//   decode_split  split-K decode, version 1; T must be 1 (one new token per sequence)
+//   decode_group  decode version 2, a block per KV-head group; T must be 1, and
+//                 decode_group_supports(head dim, Hq / Hkv)
+enum class GpuAttention { eager, flash, decode_split, decode_group };
+// The decode kernel for T = 1: decode_group where it is compiled, else decode_split.
+GpuAttention decode_kernel_for(const ModelConfig& config);
 const char* to_string(GpuAttention kernel);
 
 // How the projection matrices are laid out in GPU memory.

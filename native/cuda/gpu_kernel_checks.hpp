@@ -22,7 +22,10 @@
 
 namespace anatomy::gpu {
 
-enum class KernelVersion { eager_fp32, eager_bf16, flash_plain_fp32, flash_plain_bf16, flash_mma_bf16, decode_fp32, decode_bf16 };
+enum class KernelVersion {
+    eager_fp32, eager_bf16, flash_plain_fp32, flash_plain_bf16, flash_mma_bf16, flash_mma2_bf16,
+    decode_split_fp32, decode_split_bf16, decode_group_fp32, decode_group_bf16
+};
 const char* to_string(KernelVersion version);
 bool is_bf16(KernelVersion version);
 

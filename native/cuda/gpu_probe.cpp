@@ -29,8 +29,10 @@ public:
             capture->shapes = block_shapes(T, S);
             return gpu::gpu_forward(gpu_, model_, cache_, tokens, GpuAttention::eager, &capture->probabilities);
         }
-        const bool one_token = T == 1 && gpu::decode_split_supports(model_.config.head_dim);
-        return gpu::gpu_forward(gpu_, model_, cache_, tokens, one_token ? GpuAttention::decode_split : GpuAttention::eager);
+        const GpuAttention decode = gpu::decode_kernel_for(model_.config);
+        const bool one_token = T == 1 && (decode == GpuAttention::decode_group ||
+                                          gpu::decode_split_supports(model_.config.head_dim));
+        return gpu::gpu_forward(gpu_, model_, cache_, tokens, one_token ? decode : GpuAttention::eager);
     }
 
     DType cache_dtype() const override { return DType::f32; }

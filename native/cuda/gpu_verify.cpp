@@ -139,13 +139,20 @@ std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const gpu::GpuMo
                                  max_abs_diff(gpu_chunked, exact_logits), max_abs_diff(cpu_chunked, exact_logits),
                                  largest_logit));
 
-    // g5: decode, one token at a time through the GPU cache with the split-K kernel.
-    const Tensor3<float> gpu_decoded = gpu_in_chunks(g, gpu_model, tokens, {1}, GpuAttention::decode_split);
+    // g5, g6: decode, one token at a time through the GPU cache, with each decode kernel.
     const Tensor3<float> cpu_decoded = cpu_in_chunks(model, tokens, {1});
+    const Tensor3<float> split_decoded = gpu_in_chunks(g, gpu_model, tokens, {1}, GpuAttention::decode_split);
     records.push_back(gpu_record("g5", "gpu_decode_matches_full",
-                                 "GPU split-K decode, one token at a time through the GPU cache: logits",
-                                 max_abs_diff(gpu_decoded, exact_logits), max_abs_diff(cpu_decoded, exact_logits),
+                                 "GPU split-K decode (v1), one token at a time through the GPU cache: logits",
+                                 max_abs_diff(split_decoded, exact_logits), max_abs_diff(cpu_decoded, exact_logits),
                                  largest_logit));
+    if (gpu::decode_kernel_for(model.config) == GpuAttention::decode_group) {
+        const Tensor3<float> group_decoded = gpu_in_chunks(g, gpu_model, tokens, {1}, GpuAttention::decode_group);
+        records.push_back(gpu_record("g6", "gpu_group_decode_matches_full",
+                                     "GPU group decode (v2), one token at a time through the GPU cache: logits",
+                                     max_abs_diff(group_decoded, exact_logits), max_abs_diff(cpu_decoded, exact_logits),
+                                     largest_logit));
+    }
     return records;
 }
 

@@ -94,7 +94,7 @@ def main():
         assert all(check["passed"] for check in report["checks"])
         assert report["gemm_tflops"] > 0
         for row in report["rows"]:
-            assert row["flash_mma"]["tflops"] > 0 and row["eager"]["tflops"] > 0, row
+            assert row["flash_mma"]["tflops"] > 0 and row["flash_mma2"]["tflops"] > 0 and row["eager"]["tflops"] > 0, row
 
         decode = run("bench", "decode", "--quick", "--json")
         assert decode.returncode == 0, decode.stderr
