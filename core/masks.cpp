@@ -47,13 +47,13 @@ void require_valid(const MaskSpec& spec) {
 }
 
 std::vector<KeyRange> visible_keys(const MaskSpec& m, std::int64_t t) {
-    const std::int64_t q = t + (m.S - m.T);  // the query's absolute position
+    const std::int64_t q = query_position(t, m.S - m.T);
     auto clip = [&](std::int64_t begin, std::int64_t end) {
         return KeyRange{std::clamp<std::int64_t>(begin, 0, m.S), std::clamp<std::int64_t>(end, 0, m.S)};
     };
     switch (m.kind) {
         case MaskKind::full: return {clip(0, m.S)};
-        case MaskKind::causal: return {clip(0, q + 1)};
+        case MaskKind::causal: return {clip(0, q + 1)};  // causal_allows: s <= q
         case MaskKind::sliding_window: return {clip(q - m.window + 1, q + 1)};
         case MaskKind::sink_window: {
             const KeyRange window = clip(q - m.window + 1, q + 1);

@@ -19,7 +19,21 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "tensor.hpp"
+
 namespace anatomy {
+
+// Boolean [T, S] matrix; 1 where query row t may read key column s.
+using Mask = xt::xtensor<std::uint8_t, 2>;
+
+// The causal rule, the one place it is written. The T queries are the newest
+// tokens, at absolute positions history .. history + T - 1, where history = S - T
+// tokens were cached before them. Query t sees key s when s <= t + history: the
+// diagonal of the usual lower triangle moves right by the history length.
+inline std::int64_t query_position(std::int64_t t, std::int64_t history) { return t + history; }
+inline bool causal_allows(std::int64_t t, std::int64_t s, std::int64_t history) {
+    return s <= query_position(t, history);
+}
 
 enum class MaskKind { full, causal, sliding_window, sink_window, prefix_lm, document, chunked };
 
@@ -47,6 +61,8 @@ void require_valid(const MaskSpec& spec);  // throws InputError
 std::vector<KeyRange> visible_keys(const MaskSpec& spec, std::int64_t t);
 
 // Cell by cell: may row t see column s? (The brute-force reference for the tile counts.)
+// Rows outside [0, T) are allowed: row t - 1 is the query one position earlier (the
+// judge computes off-by-one mistakes that way).
 bool mask_allows(const MaskSpec& spec, std::int64_t t, std::int64_t s);
 
 enum class TileState : std::uint8_t { skipped = 0, partial = 1, full = 2 };

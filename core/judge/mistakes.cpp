@@ -5,6 +5,7 @@
 
 #include <xtensor/xmanipulation.hpp>
 
+#include "../masks.hpp"
 #include "../tensor.hpp"
 #include "reference.hpp"
 
@@ -14,20 +15,30 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-bool visible(const AttentionRecipe& r, std::size_t t, std::size_t s, std::size_t history) {
-    const long q = long(t + history), key = long(s);  // absolute positions
+// The recipe's mask, asked of masks.hpp: the correct rule is a MaskSpec; each
+// mistake is that spec or a neighbour of it, read at a shifted query row
+// (strict: the row one position earlier, so a query misses itself; no_offset: the
+// row without the S - T cache offset).
+bool visible(const AttentionRecipe& r, std::size_t t, std::size_t s, std::size_t T, std::size_t S) {
+    MaskSpec spec;
+    spec.T = std::int64_t(T);
+    spec.S = std::int64_t(S);
+    std::int64_t row = std::int64_t(t);
+    const std::int64_t history = std::int64_t(S - T);
     switch (r.mask) {
-        case MaskRule::causal: return key <= q;
-        case MaskRule::none: return true;
-        case MaskRule::strict: return key < q;
-        case MaskRule::no_offset: return key <= long(t);
-        case MaskRule::window: return key <= q && key > q - r.window;
-        case MaskRule::window_wide: return key <= q && key > q - r.window - 1;
-        case MaskRule::window_narrow: return key <= q && key > q - r.window + 1;
-        case MaskRule::window_no_offset: return key <= long(t) && key > long(t) - r.window;
-        case MaskRule::window_strict: return key < q && key >= q - r.window;
+        case MaskRule::causal: break;
+        case MaskRule::none: spec.kind = MaskKind::full; break;
+        case MaskRule::strict: row -= 1; break;
+        case MaskRule::no_offset: row -= history; break;
+        default:  // the window rules
+            spec.kind = MaskKind::sliding_window;
+            spec.window = r.window;
+            if (r.mask == MaskRule::window_wide) spec.window += 1;
+            if (r.mask == MaskRule::window_narrow) spec.window -= 1;  // 0 keys: nothing visible
+            if (r.mask == MaskRule::window_no_offset) row -= history;
+            if (r.mask == MaskRule::window_strict) row -= 1;
     }
-    return true;
+    return mask_allows(spec, row, std::int64_t(s));
 }
 
 double scale_of(ScaleRule rule, std::size_t D) {
@@ -63,7 +74,7 @@ Nd matmul(const Nd& a, const Nd& w) {  // [B, T, in] @ [in, out]
 Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& r) {
     const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), D = q.shape(3);
     const std::size_t Hkv = k.shape(1), S = k.shape(2);
-    const std::size_t group = Hq / Hkv, history = S - T;
+    const std::size_t group = Hq / Hkv;
     const double scale = scale_of(r.scale, D);
     Nd out = xt::zeros<double>({B, Hq, T, D});
     std::vector<double> p(T * S);
@@ -74,7 +85,7 @@ Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe
                 for (std::size_t s = 0; s < S; ++s) {
                     double dot = 0;
                     for (std::size_t d = 0; d < D; ++d) dot += q(b, h, t, d) * k(b, g, s, d);
-                    const bool keep = r.mask_after_softmax || visible(r, t, s, history);
+                    const bool keep = r.mask_after_softmax || visible(r, t, s, T, S);
                     p[t * S + s] = keep ? dot * scale : -inf;
                 }
             if (r.softmax_over_queries) {
@@ -85,7 +96,7 @@ Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe
             if (r.mask_after_softmax)
                 for (std::size_t t = 0; t < T; ++t)
                     for (std::size_t s = 0; s < S; ++s)
-                        if (!visible(r, t, s, history)) p[t * S + s] = 0;
+                        if (!visible(r, t, s, T, S)) p[t * S + s] = 0;
             for (std::size_t t = 0; t < T; ++t)
                 for (std::size_t s = 0; s < S; ++s)
                     for (std::size_t d = 0; d < D; ++d) out(b, h, t, d) += p[t * S + s] * v(b, g, s, d);
@@ -110,7 +121,7 @@ Nd online_attention_without_rescale(const Nd& q, const Nd& k, const Nd& v, int b
                     for (std::size_t s = start; s < end; ++s) {
                         double dot = 0;
                         for (std::size_t d = 0; d < D; ++d) dot += q(b, h, t, d) * k(b, h / group, s, d);
-                        scores.push_back(s <= t + history ? dot * scale : -inf);
+                        scores.push_back(causal_allows(std::int64_t(t), std::int64_t(s), std::int64_t(history)) ? dot * scale : -inf);
                         block_max = std::max(block_max, scores.back());
                     }
                     const double m_new = std::max(m, block_max);

@@ -6,22 +6,13 @@
 
 #include <cstdint>
 
+#include "../masks.hpp"
 #include "../tensor.hpp"
 
 namespace anatomy {
 
-// Boolean [T, S] matrix; 1 where query row t may read key column s.
-using Mask = xt::xtensor<std::uint8_t, 2>;
-
-// Causal visibility with a KV cache. The T queries are the newest tokens, at
-// absolute positions history .. history + T - 1, where history = S - T tokens
-// were cached before them. Query t sees key s when s <= t + history: the
-// diagonal of the usual lower triangle moves right by the history length.
-inline bool causal_allows(std::size_t t, std::size_t s, std::size_t history) {
-    return s <= t + history;
-}
-
-// The causal mask for T new queries over S keys (S >= T).   ->  [T, S]
+// The causal mask for T new queries over S keys (S >= T), cell by cell from
+// masks.hpp's causal_allows (the rule lives there, with every other mask).   ->  [T, S]
 Mask causal_mask(std::size_t T, std::size_t S);
 
 // Scores of every query against every key, scaled by 1/sqrt(dh).
