@@ -11,7 +11,7 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "== build: cuda"
   cmake --preset cuda >/dev/null
   # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the native build again).
-  cmake --build --preset cuda --target attn gpu_mask_tests gpu_kernel_tests
+  cmake --build --preset cuda --target attn gpu_mask_tests gpu_decode_plan_tests gpu_fragment_tests gpu_kernel_tests
 else
   echo "== build: cuda SKIPPED (no nvcc on this machine)"
 fi
@@ -25,5 +25,6 @@ echo "== tests: native"
 ctest --preset native
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # Tests of the page and of the wasm modules run no native code, the fuzzer has its
-# own AddressSanitizer build, and the large probe is the small one at 400 MB: once is enough.
-ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only|fuzz|large'
+# own AddressSanitizer build, the large probe is the small one at 400 MB, and gpu-prepare
+# runs no native code: once is enough.
+ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only|fuzz|large|gpu-prepare'
