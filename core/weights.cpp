@@ -32,13 +32,8 @@ void require_shape(const xt::xtensor<Real, N>& tensor, const std::array<std::siz
     bool same = true;
     for (std::size_t i = 0; i < N; ++i) same = same && tensor.shape()[i] == expected[i];
     if (same) return;
-    auto show = [](const auto& shape) {
-        std::string text = "[";
-        for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-        return text + "]";
-    };
-    throw InputError("weight " + name + " has shape " + show(tensor.shape()) + ", expected " +
-                     show(expected));
+    throw InputError("weight " + name + " has shape " + shape_text({tensor.shape().begin(), tensor.shape().end()}) +
+                     ", expected " + shape_text({expected.begin(), expected.end()}));
 }
 
 template <typename To, typename From, std::size_t N>

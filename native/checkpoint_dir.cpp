@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_llama.hpp"
+#include "checkpoint/model_from_views.hpp"
 
 namespace anatomy::native {
 namespace fs = std::filesystem;
@@ -58,25 +59,27 @@ CheckpointFiles open_checkpoint(const std::string& directory) {
     }
 
     checkpoint.files.reserve(shard_names.size());
+    std::vector<SafetensorsView> views;
     for (const std::string& name : shard_names) {
         const std::string path = (dir / name).string();
         checkpoint.files.emplace_back(path);
-        checkpoint.views.push_back(SafetensorsView::parse(checkpoint.files.back().data(), checkpoint.files.back().size(), path));
+        views.push_back(SafetensorsView::parse(checkpoint.files.back().data(), checkpoint.files.back().size(), path));
     }
     // The index must say where each tensor really is.
     for (const auto& [tensor, file] : weight_map.items()) {
         const std::size_t shard = std::size_t(std::find(shard_names.begin(), shard_names.end(), file.get<std::string>()) - shard_names.begin());
-        if (!checkpoint.views[shard].find(tensor))
+        if (!views[shard].find(tensor))
             throw InputError(index.string() + " says tensor '" + tensor + "' is in " + file.get<std::string>() + ", but it is not there");
     }
+    std::vector<const SafetensorsView*> shards;
+    for (const SafetensorsView& view : views) shards.push_back(&view);
+    checkpoint.tensors = safetensors_views(shards);
     return checkpoint;
 }
 
 Model<float> load_checkpoint(const std::string& directory) {
     const CheckpointFiles checkpoint = open_checkpoint(directory);
-    std::vector<const SafetensorsView*> shards;
-    for (const SafetensorsView& view : checkpoint.views) shards.push_back(&view);
-    return model_from_hf(checkpoint.config, shards, directory);
+    return model_from_views(llama_views(checkpoint.config, checkpoint.tensors, directory));
 }
 
 void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype,

@@ -1,5 +1,7 @@
 // A Hugging Face Llama checkpoint folder on disk: config.json plus
-// model.safetensors, or shards listed by model.safetensors.index.json.
+// model.safetensors, or shards listed by model.safetensors.index.json. This is
+// where a weight source is chosen (core/checkpoint/tensor_views.hpp): a new one
+// is a branch of open_checkpoint that fills `tensors` from its files.
 #pragma once
 
 #include <string>
@@ -8,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/safetensors.hpp"
+#include "checkpoint/tensor_views.hpp"
 #include "files.hpp"
 #include "weights.hpp"
 
@@ -17,7 +20,7 @@ struct CheckpointFiles {
     ModelConfig config;
     nlohmann::json hf_config;           // config.json as read
     std::vector<MappedFile> files;      // the mapped shards, kept alive with the views
-    std::vector<SafetensorsView> views;
+    TensorViews tensors;                // every tensor of every shard, where it lies in `files`
 };
 
 // Maps and validates every file; throws InputError naming the file and problem.

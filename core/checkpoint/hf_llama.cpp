@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <climits>
-#include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
-#include <xtensor/xadapt.hpp>
 #include <xtensor/xmanipulation.hpp>
+
+#include "model_from_views.hpp"
 
 namespace anatomy {
 namespace {
-
-std::string layer_prefix(int layer) { return "model.layers." + std::to_string(layer) + "."; }
 
 template <std::size_t N>
 NamedTensor named(std::string name, const xt::xtensor<float, N>& tensor) {
@@ -34,6 +33,34 @@ Matrix<float> permute_head_columns(const Matrix<float>& w, std::size_t head_dim,
             out(r, c) = w(r, head * head_dim + order[i]);
         }
     return out;
+}
+
+// The tensor of `spec` in checkpoint layout. For an interleaved-RoPE model the q
+// and k output channels of each head are permuted to the half-split order.
+NamedTensor hf_tensor(const Model<float>& model, const LlamaTensorSpec& spec) {
+    const ModelConfig& c = model.config;
+    const ModelWeights<float>& w = model.weights;
+    const LayerWeights<float>* l = spec.layer >= 0 ? &w.layers[std::size_t(spec.layer)] : nullptr;
+    const std::string& name = spec.tensor.name;
+    const std::size_t dh = std::size_t(c.head_dim);
+    auto half_split = [&](const Matrix<float>& m) {
+        return c.rope_pairing == RopePairing::interleaved ? permute_head_columns(m, dh, interleaved_to_half_split(dh)) : m;
+    };
+    switch (spec.weight) {
+        case LlamaWeight::embedding: return named(name, w.embedding);
+        case LlamaWeight::attn_norm: return named(name, l->attn_norm);
+        case LlamaWeight::wq: return projection(name, half_split(l->wq));
+        case LlamaWeight::wk: return projection(name, half_split(l->wk));
+        case LlamaWeight::wv: return projection(name, l->wv);
+        case LlamaWeight::wo: return projection(name, l->wo);
+        case LlamaWeight::ffn_norm: return named(name, l->ffn_norm);
+        case LlamaWeight::w_gate: return projection(name, l->w_gate);
+        case LlamaWeight::w_up: return projection(name, l->w_up);
+        case LlamaWeight::w_down: return projection(name, l->w_down);
+        case LlamaWeight::final_norm: return named(name, w.final_norm);
+        case LlamaWeight::lm_head: return projection(name, w.lm_head);
+    }
+    throw std::logic_error("hf_tensor: unknown weight");
 }
 
 }  // namespace
@@ -159,51 +186,8 @@ HfCheckpointInfo hf_checkpoint_info(const nlohmann::json& j) {
     return info;
 }
 
-std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& c) {
-    const std::size_t D = c.hidden_size, V = c.vocab_size, F = c.ffn_size;
-    const std::size_t q_width = std::size_t(c.n_heads) * c.head_dim;
-    const std::size_t kv_width = std::size_t(c.n_kv_heads) * c.head_dim;
-    std::vector<TensorSpec> specs;
-    specs.push_back({"model.embed_tokens.weight", {V, D}});
-    for (int i = 0; i < c.n_layers; ++i) {
-        const std::string p = layer_prefix(i);
-        specs.push_back({p + "input_layernorm.weight", {D}});
-        specs.push_back({p + "self_attn.q_proj.weight", {q_width, D}});
-        specs.push_back({p + "self_attn.k_proj.weight", {kv_width, D}});
-        specs.push_back({p + "self_attn.v_proj.weight", {kv_width, D}});
-        specs.push_back({p + "self_attn.o_proj.weight", {D, q_width}});
-        specs.push_back({p + "post_attention_layernorm.weight", {D}});
-        specs.push_back({p + "mlp.gate_proj.weight", {F, D}});
-        specs.push_back({p + "mlp.up_proj.weight", {F, D}});
-        specs.push_back({p + "mlp.down_proj.weight", {D, F}});
-    }
-    specs.push_back({"model.norm.weight", {D}});
-    if (!c.tie_embeddings) specs.push_back({"lm_head.weight", {V, D}});
-    return specs;
-}
-
 void for_each_hf_tensor(const Model<float>& model, const std::function<void(NamedTensor&&)>& visit) {
-    const ModelConfig& c = model.config;
-    const ModelWeights<float>& w = model.weights;
-    const bool permute = c.rope_pairing == RopePairing::interleaved;
-    const std::vector<std::size_t> order = interleaved_to_half_split(std::size_t(c.head_dim));
-
-    visit(named("model.embed_tokens.weight", w.embedding));
-    for (int i = 0; i < c.n_layers; ++i) {
-        const LayerWeights<float>& l = w.layers[std::size_t(i)];
-        const std::string p = layer_prefix(i);
-        visit(named(p + "input_layernorm.weight", l.attn_norm));
-        visit(projection(p + "self_attn.q_proj.weight", permute ? permute_head_columns(l.wq, c.head_dim, order) : l.wq));
-        visit(projection(p + "self_attn.k_proj.weight", permute ? permute_head_columns(l.wk, c.head_dim, order) : l.wk));
-        visit(projection(p + "self_attn.v_proj.weight", l.wv));
-        visit(projection(p + "self_attn.o_proj.weight", l.wo));
-        visit(named(p + "post_attention_layernorm.weight", l.ffn_norm));
-        visit(projection(p + "mlp.gate_proj.weight", l.w_gate));
-        visit(projection(p + "mlp.up_proj.weight", l.w_up));
-        visit(projection(p + "mlp.down_proj.weight", l.w_down));
-    }
-    visit(named("model.norm.weight", w.final_norm));
-    if (!c.tie_embeddings) visit(projection("lm_head.weight", w.lm_head));
+    for (const LlamaTensorSpec& spec : llama_tensor_specs(model.config)) visit(hf_tensor(model, spec));
 }
 
 std::vector<NamedTensor> hf_tensors(const Model<float>& model) {
@@ -222,69 +206,7 @@ std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype)
 
 Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
                            const std::string& source) {
-    require_valid(config);
-    std::set<std::string> expected_names;
-
-    // Finds `name` in exactly one shard and checks its shape before reading it.
-    auto load = [&](const std::string& name, std::vector<std::size_t> shape) {
-        expected_names.insert(name);
-        const SafetensorsView* owner = nullptr;
-        for (const SafetensorsView* shard : shards)
-            if (shard->find(name)) {
-                if (owner) throw InputError(source + ": tensor '" + name + "' appears in more than one shard");
-                owner = shard;
-            }
-        if (!owner) throw InputError(source + ": missing tensor '" + name + "'");
-        const TensorEntry& entry = *owner->find(name);
-        if (entry.shape != shape) {
-            auto show = [](const std::vector<std::size_t>& s) {
-                std::string t = "[";
-                for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-                return t + "]";
-            };
-            throw InputError(source + ": tensor '" + name + "' has shape " + show(entry.shape) + ", config implies " + show(shape));
-        }
-        return owner->read_floats(name);
-    };
-    auto vector = [&](const std::string& name, std::size_t n) {
-        return Vector<float>(xt::adapt(load(name, {n}), std::array<std::size_t, 1>{n}));
-    };
-    auto matrix = [&](const std::string& name, std::size_t rows, std::size_t cols) {
-        return Matrix<float>(xt::adapt(load(name, {rows, cols}), std::array<std::size_t, 2>{rows, cols}));
-    };
-    // A checkpoint projection [out, in] becomes our [in, out].
-    auto projection_in_out = [&](const std::string& name, std::size_t in, std::size_t out) {
-        return Matrix<float>(xt::transpose(matrix(name, out, in)));
-    };
-
-    const std::size_t D = config.hidden_size, V = config.vocab_size, F = config.ffn_size;
-    const std::size_t q_width = std::size_t(config.n_heads) * config.head_dim;
-    const std::size_t kv_width = std::size_t(config.n_kv_heads) * config.head_dim;
-    Model<float> model{config, {}};
-    model.weights.embedding = matrix("model.embed_tokens.weight", V, D);
-    for (int i = 0; i < config.n_layers; ++i) {
-        const std::string p = layer_prefix(i);
-        LayerWeights<float> l;
-        l.attn_norm = vector(p + "input_layernorm.weight", D);
-        l.wq = projection_in_out(p + "self_attn.q_proj.weight", D, q_width);
-        l.wk = projection_in_out(p + "self_attn.k_proj.weight", D, kv_width);
-        l.wv = projection_in_out(p + "self_attn.v_proj.weight", D, kv_width);
-        l.wo = projection_in_out(p + "self_attn.o_proj.weight", q_width, D);
-        l.ffn_norm = vector(p + "post_attention_layernorm.weight", D);
-        l.w_gate = projection_in_out(p + "mlp.gate_proj.weight", D, F);
-        l.w_up = projection_in_out(p + "mlp.up_proj.weight", D, F);
-        l.w_down = projection_in_out(p + "mlp.down_proj.weight", F, D);
-        model.weights.layers.push_back(std::move(l));
-    }
-    model.weights.final_norm = vector("model.norm.weight", D);
-    if (!config.tie_embeddings) model.weights.lm_head = projection_in_out("lm_head.weight", D, V);
-
-    for (const SafetensorsView* shard : shards)
-        for (const auto& [name, entry] : shard->tensors())
-            if (!expected_names.count(name))
-                throw InputError(source + ": unexpected tensor '" + name + "' (not part of a " +
-                                 std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
-    return model;
+    return model_from_views(llama_views(config, safetensors_views(shards), source));
 }
 
 }  // namespace anatomy

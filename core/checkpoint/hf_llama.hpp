@@ -1,5 +1,6 @@
 // The Hugging Face Llama checkpoint layout at the boundary of our model:
-// config.json fields, tensor names, and [out, in] storage of projections.
+// config.json fields, the writer (the tensor names are llama_tensors.hpp's), and the
+// safetensors loader built on the one reader (tensor_views.hpp, llama_views.hpp).
 #pragma once
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "../weights.hpp"
+#include "llama_tensors.hpp"
 #include "safetensors.hpp"
 
 namespace anatomy {
@@ -31,13 +33,8 @@ struct HfCheckpointInfo {
 // Throws InputError naming a field of the wrong type.
 HfCheckpointInfo hf_checkpoint_info(const nlohmann::json& json);
 
-// Every tensor a Llama checkpoint with this config holds, in the order hf_tensors
-// writes them, with its stored shape (projections [out, in]).
-std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& config);
-
-// Our weights as Hugging Face tensors: model.embed_tokens.weight, model.layers.{i}.self_attn.{q,k,v,o}_proj.weight,
-// model.layers.{i}.mlp.{gate,up,down}_proj.weight, model.layers.{i}.{input,post_attention}_layernorm.weight,
-// model.norm.weight (and lm_head.weight when untied). Projections are transposed to [out, in].
+// Our weights as Hugging Face tensors, those of hf_tensor_specs (llama_tensors.hpp) in
+// its order. Projections are transposed to [out, in].
 // For an interleaved-RoPE model the q and k output channels of each head are
 // permuted to the half-split order, so the checkpoint computes the same scores
 // under Hugging Face's convention.
@@ -52,10 +49,9 @@ std::vector<std::uint8_t> hf_safetensors(const Model<float>& model, DType dtype)
 // That metadata.
 std::map<std::string, std::string> hf_safetensors_metadata();
 
-// Loads weights from one or more safetensors files (shards). Every expected tensor
-// must be present once with the shape the config implies; a missing, duplicated
-// or unexpected tensor is an InputError naming it.
-// `source` names the checkpoint in error messages.
+// Loads weights from one or more safetensors files (shards): their views bound by
+// llama_views (a missing, duplicated, misshapen or unexpected tensor is an InputError
+// naming it and `source`; rotary_emb.inv_freq is ignored), then model_from_views.
 Model<float> model_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
                            const std::string& source = "checkpoint");
 

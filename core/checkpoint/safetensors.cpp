@@ -135,21 +135,7 @@ const TensorEntry* SafetensorsView::find(const std::string& name) const {
 std::vector<float> SafetensorsView::read_floats(const std::string& name) const {
     const TensorEntry* entry = find(name);
     if (!entry) throw InputError(source_ + ": missing tensor '" + name + "'");
-    const std::uint8_t* p = data_ + entry->begin;
-    std::vector<float> out(entry->elements());
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        switch (entry->dtype) {
-            case DType::f32: {
-                std::uint32_t bits = 0;
-                for (int b = 3; b >= 0; --b) bits = (bits << 8) | p[4 * i + b];
-                out[i] = bits_float(bits);
-                break;
-            }
-            case DType::f16: out[i] = half_to_float(load_u16(p + 2 * i)); break;
-            case DType::bf16: out[i] = bfloat16_to_float(load_u16(p + 2 * i)); break;
-        }
-    }
-    return out;
+    return decode_values(data_ + entry->begin, entry->dtype, entry->elements());
 }
 
 std::size_t TensorSpec::elements() const {
@@ -189,6 +175,23 @@ void encode_values(const std::vector<float>& values, DType dtype, std::vector<st
             out.push_back(std::uint8_t(bits >> 8));
         }
     }
+}
+
+std::vector<float> decode_values(const std::uint8_t* p, DType dtype, std::size_t n) {
+    std::vector<float> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        switch (dtype) {
+            case DType::f32: {
+                std::uint32_t bits = 0;
+                for (int b = 3; b >= 0; --b) bits = (bits << 8) | p[4 * i + b];
+                out[i] = bits_float(bits);
+                break;
+            }
+            case DType::f16: out[i] = half_to_float(load_u16(p + 2 * i)); break;
+            case DType::bf16: out[i] = bfloat16_to_float(load_u16(p + 2 * i)); break;
+        }
+    }
+    return out;
 }
 
 std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tensors, DType dtype,

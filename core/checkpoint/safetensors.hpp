@@ -72,6 +72,8 @@ std::vector<std::uint8_t> safetensors_header(const std::vector<TensorSpec>& tens
                                              const std::map<std::string, std::string>& metadata = {});
 // `values` in `dtype`, little-endian, appended to `out`.
 void encode_values(const std::vector<float>& values, DType dtype, std::vector<std::uint8_t>& out);
+// The reverse: `n` values stored in `dtype`, little-endian, widened to float (exactly).
+std::vector<float> decode_values(const std::uint8_t* bytes, DType dtype, std::size_t n);
 
 // IEEE binary16 and bfloat16 conversions, exact in the widening direction.
 float half_to_float(std::uint16_t bits);

@@ -79,10 +79,4 @@ json nd_to_json(const Nd& array) {
     return nest(0, 0);
 }
 
-std::string shape_text(const std::vector<std::size_t>& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-}
-
 }  // namespace anatomy::judge

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xarray.hpp>
 
+#include "../tensor.hpp"
+
 namespace anatomy::judge {
 
 using Nd = xt::xarray<double>;
@@ -21,7 +23,7 @@ using nlohmann::json;
 Nd nd_from_json(const json& value, const std::string& what);
 json nd_to_json(const Nd& array);
 
-// Shape as text, e.g. "[2, 3, 5]".
-std::string shape_text(const std::vector<std::size_t>& shape);
+// Shape as text, e.g. "[2, 3, 5]": the core's one formatter (tensor.hpp).
+using anatomy::shape_text;
 
 }  // namespace anatomy::judge

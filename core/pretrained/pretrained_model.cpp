@@ -1,72 +1,33 @@
 #include "pretrained_model.hpp"
 
-#include <cstring>
-#include <map>
 #include <set>
 
-#include "../checkpoint/hf_llama.hpp"
+#include "../checkpoint/llama_tensors.hpp"
 
 namespace anatomy {
-namespace {
-
-std::string show(const std::vector<std::size_t>& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-}
-
-}  // namespace
 
 std::string to_string(WeightPrecision precision) {
     return precision == WeightPrecision::float32 ? "float32" : "bfloat16";
 }
 
-PretrainedModel pretrained_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
-                                   const std::string& source, WeightPrecision precision, const ReleaseBytes& release) {
-    require_valid(config);
-    const std::vector<TensorSpec> specs = hf_tensor_specs(config);
-
-    // Which shard holds each tensor: exactly one, with the shape the config implies.
-    std::map<std::string, const SafetensorsView*> owner;
-    for (const TensorSpec& spec : specs) {
-        for (const SafetensorsView* shard : shards)
-            if (shard->find(spec.name)) {
-                if (owner.count(spec.name)) throw InputError(source + ": tensor '" + spec.name + "' appears in more than one shard");
-                owner[spec.name] = shard;
-            }
-        if (!owner.count(spec.name)) throw InputError(source + ": missing tensor '" + spec.name + "'");
-        const TensorEntry& entry = *owner[spec.name]->find(spec.name);
-        if (entry.shape != spec.shape)
-            throw InputError(source + ": tensor '" + spec.name + "' has shape " + show(entry.shape) + ", config implies " + show(spec.shape));
-    }
-    // Older transformers versions saved RoPE's inverse frequencies as a buffer; they
-    // follow from rope_theta and head_dim, so such a tensor is ignored, not rejected.
-    auto is_rope_buffer = [](const std::string& name) {
-        const std::string suffix = ".self_attn.rotary_emb.inv_freq";
-        return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    for (const SafetensorsView* shard : shards)
-        for (const auto& [name, entry] : shard->tensors())
-            if (!owner.count(name) && !is_rope_buffer(name))
-                throw InputError(source + ": unexpected tensor '" + name + "' (not part of a " +
-                                 std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
-
+PretrainedModel pretrained_from_views(const LlamaViews& views, WeightPrecision precision, const ReleaseBytes& release) {
+    const ModelConfig& config = views.config;
     PretrainedModel model;
     model.config = config;
     model.precision = precision;
     std::set<std::string> dtypes;
-    for (const TensorSpec& spec : specs) model.parameters += spec.elements();
+    for (const LlamaTensorSpec& spec : llama_tensor_specs(config)) model.parameters += spec.tensor.elements();
 
     // Norm scales are copied to float32; under bfloat16 they are first rounded like every other weight.
-    auto vector = [&](const std::string& name) {
-        const std::vector<float> values = owner.at(name)->read_floats(name);
+    auto vector = [&](const TensorView& tensor) {
+        const std::vector<float> values = read_floats(tensor);
         Vector<float> out(std::array<std::size_t, 1>{values.size()});
         for (std::size_t i = 0; i < values.size(); ++i)
             out(i) = precision == WeightPrecision::bfloat16 ? bfloat16_to_float(float_to_bfloat16(values[i])) : values[i];
         return out;
     };
-    auto matrix = [&](const std::string& name) {
-        WeightView view = weight_view(*owner.at(name), name);
+    auto matrix = [&](const TensorView& tensor) {
+        WeightView view = weight_view(tensor);
         dtypes.insert(dtype_name(view.dtype));
         if (precision == WeightPrecision::float32 || view.dtype == DType::bf16) {
             model.bytes_in_place += view.size_bytes();
@@ -86,25 +47,29 @@ PretrainedModel pretrained_from_hf(const ModelConfig& config, const std::vector<
         return held;
     };
 
-    model.embedding = matrix("model.embed_tokens.weight");
-    for (int i = 0; i < config.n_layers; ++i) {
-        const std::string p = "model.layers." + std::to_string(i) + ".";
+    model.embedding = matrix(views.embedding);
+    for (const LlamaLayerViews& lv : views.layers) {
         PretrainedLayer l;
-        l.attn_norm = vector(p + "input_layernorm.weight");
-        l.wq = matrix(p + "self_attn.q_proj.weight");
-        l.wk = matrix(p + "self_attn.k_proj.weight");
-        l.wv = matrix(p + "self_attn.v_proj.weight");
-        l.wo = matrix(p + "self_attn.o_proj.weight");
-        l.ffn_norm = vector(p + "post_attention_layernorm.weight");
-        l.w_gate = matrix(p + "mlp.gate_proj.weight");
-        l.w_up = matrix(p + "mlp.up_proj.weight");
-        l.w_down = matrix(p + "mlp.down_proj.weight");
+        l.attn_norm = vector(lv.attn_norm);
+        l.wq = matrix(lv.wq);
+        l.wk = matrix(lv.wk);
+        l.wv = matrix(lv.wv);
+        l.wo = matrix(lv.wo);
+        l.ffn_norm = vector(lv.ffn_norm);
+        l.w_gate = matrix(lv.w_gate);
+        l.w_up = matrix(lv.w_up);
+        l.w_down = matrix(lv.w_down);
         model.layers.push_back(std::move(l));
     }
-    model.final_norm = vector("model.norm.weight");
-    model.lm_head = config.tie_embeddings ? model.embedding : matrix("lm_head.weight");
+    model.final_norm = vector(views.final_norm);
+    model.lm_head = config.tie_embeddings ? model.embedding : matrix(views.lm_head);
     for (const std::string& d : dtypes) model.stored_dtypes += (model.stored_dtypes.empty() ? "" : ", ") + d;
     return model;
+}
+
+PretrainedModel pretrained_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
+                                   const std::string& source, WeightPrecision precision, const ReleaseBytes& release) {
+    return pretrained_from_views(llama_views(config, safetensors_views(shards), source), precision, release);
 }
 
 }  // namespace anatomy

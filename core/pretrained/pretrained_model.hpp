@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../checkpoint/llama_views.hpp"
 #include "../checkpoint/safetensors.hpp"
 #include "../model_config.hpp"
 #include "weight_view.hpp"
@@ -63,10 +64,13 @@ struct PretrainedModel {
 // Called with a tensor's source bytes once they have been copied and are no longer needed.
 using ReleaseBytes = std::function<void(const std::uint8_t* begin, std::size_t size)>;
 
+// The model over a source's bound views (llama_views.hpp), whose bytes must outlive it.
+PretrainedModel pretrained_from_views(const LlamaViews& views, WeightPrecision precision, const ReleaseBytes& release = {});
+
 // The model over `shards` (the parsed safetensors files; their bytes must outlive
-// the model). Every tensor hf_tensor_specs lists must be present in exactly one
-// shard with exactly that shape, and nothing else may be; otherwise InputError
-// names the tensor and `source`.
+// the model): pretrained_from_views of their views as llama_views binds them (every
+// tensor hf_tensor_specs lists in exactly one shard with exactly that shape, nothing
+// else but what is_ignored_tensor accepts; otherwise InputError names the tensor and `source`).
 PretrainedModel pretrained_from_hf(const ModelConfig& config, const std::vector<const SafetensorsView*>& shards,
                                    const std::string& source, WeightPrecision precision,
                                    const ReleaseBytes& release = {});

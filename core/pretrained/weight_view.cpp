@@ -86,19 +86,19 @@ const float* WeightView::row(std::size_t j, float* buffer) const {
     return buffer;
 }
 
-WeightView weight_view(const SafetensorsView& file, const std::string& name) {
+WeightView weight_view(const TensorView& tensor) {
     if (!little_endian()) throw InputError("reading weights in place needs a little-endian machine");
-    const TensorEntry* entry = file.find(name);
-    if (!entry) throw InputError("missing tensor '" + name + "'");
-    if (entry->shape.empty() || entry->shape.size() > 2)
-        throw InputError("tensor '" + name + "' has " + std::to_string(entry->shape.size()) + " dimensions, expected 1 or 2");
+    if (tensor.shape.empty() || tensor.shape.size() > 2)
+        throw InputError("tensor '" + tensor.name + "' has " + std::to_string(tensor.shape.size()) + " dimensions, expected 1 or 2");
     WeightView view;
-    view.bytes = file.data() + entry->begin;
-    view.dtype = entry->dtype;
-    view.rows = entry->shape.size() == 2 ? entry->shape[0] : 1;
-    view.cols = entry->shape.back();
+    view.bytes = tensor.bytes;
+    view.dtype = tensor.dtype;
+    view.rows = tensor.shape.size() == 2 ? tensor.shape[0] : 1;
+    view.cols = tensor.shape.back();
     return view;
 }
+
+WeightView weight_view(const SafetensorsView& file, const std::string& name) { return weight_view(safetensors_view(file, name)); }
 
 Tensor3<float> project(const Tensor3<float>& x, const WeightView& w, const ParallelFor& parallel) {
     const std::size_t rows = x.shape(0) * x.shape(1), in = x.shape(2), out = w.rows;

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "../checkpoint/safetensors.hpp"
+#include "../checkpoint/tensor_views.hpp"
 #include "../tensor.hpp"
 
 namespace anatomy {
@@ -24,7 +25,10 @@ struct WeightView {
     const float* row(std::size_t j, float* buffer) const;
 };
 
-// The view of one tensor of a parsed safetensors file ([rows, cols], or [n] as 1 x n).
+// A source's tensor as a matrix where it lies ([rows, cols], or [n] as 1 x n); throws
+// InputError naming it for another rank, or on a big-endian machine.
+WeightView weight_view(const TensorView& tensor);
+// The same for one tensor of a parsed safetensors file.
 WeightView weight_view(const SafetensorsView& file, const std::string& name);
 
 // Runs body(begin, end) over the index range [0, n), cut into pieces that may run

@@ -117,13 +117,11 @@ int run_probe_command(const ProbeOptions& o) {
                          std::to_string(max_probe_tokens) + " (the trace grows with layers x heads x tokens^2)");
 
     // The weights, in place (or, for bfloat16 from a wider file, converted and the file's pages dropped).
-    std::vector<const SafetensorsView*> shards;
-    for (const SafetensorsView& view : checkpoint.views) shards.push_back(&view);
     const ReleaseBytes release = [&](const std::uint8_t* begin, std::size_t size) {
         for (const MappedFile& file : checkpoint.files)
             if (file.contains(begin)) file.release(begin, size);
     };
-    PretrainedModel model = pretrained_from_hf(config, shards, o.model, precision, release);
+    PretrainedModel model = pretrained_from_views(llama_views(config, checkpoint.tensors, o.model), precision, release);
     // Read every page once, so the timed passes do not wait on the disk; not after a
     // conversion, which has read the file already and released what it copied.
     if (model.bytes_converted == 0)

@@ -63,6 +63,20 @@ def write_safetensors(path, header, data):
         f.write(struct.pack("<Q", len(text)) + text + data)
 
 
+def add_tensor(path, name, values):
+    """Appends a float32 vector `name` to the safetensors file at `path`."""
+    header, data = read_safetensors(path)
+    header[name] = {"dtype": "F32", "shape": [len(values)], "data_offsets": [len(data), len(data) + 4 * len(values)]}
+    write_safetensors(path, header, data + struct.pack("<%df" % len(values), *values))
+
+
+def add_rope_buffers(path, layers=TINY["n_layers"], head_dim=TINY["head_dim"], theta=10000.0):
+    """Adds model.layers.N.self_attn.rotary_emb.inv_freq, as older transformers versions saved them."""
+    for layer in range(layers):
+        add_tensor(path, "model.layers.%d.self_attn.rotary_emb.inv_freq" % layer,
+                   [theta ** (-2 * i / head_dim) for i in range(head_dim // 2)])
+
+
 class AttnTestCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -446,6 +460,22 @@ class CheckpointErrors(AttnTestCase):
             header[name] = {"dtype": "F32", "shape": [32], "data_offsets": [len(data), len(data) + 128]}
             return data + bytes(128)
         self.edit_header(add)
+        self.load_fails(name, "unexpected")
+
+    def test_rope_buffers_are_ignored(self):
+        # The rule of core/checkpoint/llama_tensors.hpp (is_ignored_tensor), the same for attn probe.
+        before, after = self.path("before.json"), self.path("after.json")
+        self.ok("verify", "--checkpoint", self.checkpoint, "--export-trace", before)
+        add_rope_buffers(self.model)
+        out = self.ok("verify", "--checkpoint", self.checkpoint, "--export-trace", after)
+        self.assertIn("All %d checks passed." % len(CHECK_IDS), out)
+        with open(before) as f, open(after) as g:
+            self.assertEqual(json.load(f)["logits"], json.load(g)["logits"])
+
+    def test_extra_tensor_beside_rope_buffers(self):
+        name = "model.layers.0.mlp.rotary_emb.inv_freq"  # RoPE's buffer where it never lives
+        add_rope_buffers(self.model)
+        add_tensor(self.model, name, [1.0, 2.0])
         self.load_fails(name, "unexpected")
 
     def test_offsets_outside_data(self):

@@ -19,7 +19,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cli import AttnTestCase, read_safetensors, shape_of, write_safetensors  # noqa: E402
+from test_cli import AttnTestCase, add_rope_buffers, add_tensor, read_safetensors, shape_of, write_safetensors  # noqa: E402
 
 # probe_logit_tolerance in core/pretrained/probe.hpp: cached vs full logits.
 LOGIT_TOLERANCE = 1e-3
@@ -198,6 +198,16 @@ class Probe(AttnTestCase):
         self.assertEqual(single["logits"], sharded["logits"])
 
 
+    def test_rope_buffers_are_ignored(self):
+        # The rule of core/checkpoint/llama_tensors.hpp (is_ignored_tensor), the same for attn verify.
+        checkpoint = self.export("tiny")
+        _, plain = self.probe(checkpoint, "--generate", "2")
+        add_rope_buffers(os.path.join(checkpoint, "model.safetensors"))
+        _, with_buffers = self.probe(checkpoint, "--generate", "2")
+        self.assertEqual(plain["logits"], with_buffers["logits"])
+        self.assertEqual(plain["probe"]["continuation"], with_buffers["probe"]["continuation"])
+
+
 def shard(model_path, directory):
     """Splits model.safetensors into two shards plus model.safetensors.index.json."""
     header, data = read_safetensors(model_path)
@@ -324,6 +334,15 @@ class ProbeErrors(AttnTestCase):
     def test_shape_against_config(self):
         self.edit_config(num_key_value_heads=4)  # the k_proj tensors have 2 heads of 8
         self.probe_fails("k_proj", "[16, 32]", "[32, 32]")
+
+    def test_unknown_tensor_is_named(self):
+        model = os.path.join(self.checkpoint, "model.safetensors")
+        add_rope_buffers(model)  # harmless, and not what is reported
+        header, data = read_safetensors(model)
+        for name in ["model.layers.0.self_attn.q_proj.bias", "model.layers.0.mlp.rotary_emb.inv_freq"]:
+            write_safetensors(model, header, data)
+            add_tensor(model, name, [0.0] * 4)
+            self.probe_fails(name, "unexpected")
 
     def test_truncated_weights(self):
         path = os.path.join(self.checkpoint, "model.safetensors")

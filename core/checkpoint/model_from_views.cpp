@@ -1,0 +1,45 @@
+#include "model_from_views.hpp"
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmanipulation.hpp>
+
+namespace anatomy {
+namespace {
+
+// A norm scale [D].
+Vector<float> vector(const TensorView& t) {
+    return Vector<float>(xt::adapt(read_floats(t), std::array<std::size_t, 1>{t.shape[0]}));
+}
+
+// A matrix kept as stored: the embedding [V, D].
+Matrix<float> matrix(const TensorView& t) {
+    return Matrix<float>(xt::adapt(read_floats(t), std::array<std::size_t, 2>{t.shape[0], t.shape[1]}));
+}
+
+// A projection stored [out, in] becomes our [in, out].
+Matrix<float> projection_in_out(const TensorView& t) { return Matrix<float>(xt::transpose(matrix(t))); }
+
+}  // namespace
+
+Model<float> model_from_views(const LlamaViews& v) {
+    Model<float> model{v.config, {}};
+    model.weights.embedding = matrix(v.embedding);
+    for (const LlamaLayerViews& lv : v.layers) {
+        LayerWeights<float> l;
+        l.attn_norm = vector(lv.attn_norm);
+        l.wq = projection_in_out(lv.wq);
+        l.wk = projection_in_out(lv.wk);
+        l.wv = projection_in_out(lv.wv);
+        l.wo = projection_in_out(lv.wo);
+        l.ffn_norm = vector(lv.ffn_norm);
+        l.w_gate = projection_in_out(lv.w_gate);
+        l.w_up = projection_in_out(lv.w_up);
+        l.w_down = projection_in_out(lv.w_down);
+        model.weights.layers.push_back(std::move(l));
+    }
+    model.weights.final_norm = vector(v.final_norm);
+    if (!v.config.tie_embeddings) model.weights.lm_head = projection_in_out(v.lm_head);
+    return model;
+}
+
+}  // namespace anatomy

@@ -1,0 +1,63 @@
+// The interface every weight source meets: the tensors it holds, each a view of
+// bytes owned elsewhere (a memory-mapped file natively, an ArrayBuffer in wasm)
+// under its Hugging Face name from llama_tensors.hpp, in the source's own layout
+// (projections [out, in]) and precision. Nothing is copied or checked against a
+// config here: llama_views.hpp binds a source's views to a ModelConfig (one shape
+// check, one error style), and every loader starts from that binding:
+//   model_from_views (model_from_views.hpp)    widened to Model<float>, [in, out]  (attn verify)
+//   pretrained_from_views (pretrained_model)   used in place as WeightViews        (attn probe)
+//
+// The sources. Each is one file that turns its input into TensorViews; adding one
+// is that file, its declaration below, its line in core/CMakeLists.txt (and
+// tests/fuzz/project/CMakeLists.txt), and the branch of native/checkpoint_dir.cpp's
+// open_checkpoint that recognises its files:
+//   safetensors_views.cpp  Hugging Face safetensors, one file or shards
+//                          (the generated-from-seed weights reach the loaders the same
+//                          way: hf_safetensors(random_model(...)) bytes, as the tests do)
+//   llama2c.cpp (next)     llama2.c's flat float32 file: a header of 7 int32 (dim, hidden_dim,
+//                          n_layers, n_heads, n_kv_heads, vocab_size (negative: untied), seq_len),
+//                          then the arrays. It will be
+//                            struct Llama2cCheckpoint { ModelConfig config; TensorViews tensors; };
+//                            Llama2cCheckpoint llama2c_checkpoint(const std::uint8_t* bytes, std::size_t size,
+//                                                                 const std::string& source);
+//                          with config.rope_pairing = interleaved (llama2.c rotates adjacent pairs)
+//                          and one view per (weight, layer) named hf_tensor_name(weight, layer):
+//                          an array [layers, out, in] gives layer i the slice at
+//                          i * out * in * 4 bytes, dtype F32, shape [out, in]. Its RoPE
+//                          tables (freq_cis_real/imag) are skipped, not viewed.
+// No source permutes channels: the config's rope_pairing says which pairs its q and k
+// rotate (Hugging Face: half_split, from config_from_hf_json), and the loaders keep it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "safetensors.hpp"
+
+namespace anatomy {
+
+struct TensorView {
+    std::string name;                     // the Hugging Face name
+    const std::uint8_t* bytes = nullptr;  // size_bytes() bytes, little-endian, row-major
+    DType dtype = DType::f32;
+    std::vector<std::size_t> shape;       // as stored: a projection [out, in]
+
+    std::size_t elements() const;
+    std::size_t size_bytes() const { return elements() * dtype_size(dtype); }
+};
+
+// Every tensor of a source, in the source's order. A name held twice (by two
+// shards) appears twice; llama_views refuses it if it is a name it reads.
+using TensorViews = std::vector<TensorView>;
+
+// The tensor's values widened to float32 (exactly), row-major.
+std::vector<float> read_floats(const TensorView& tensor);
+
+// Source: Hugging Face safetensors. Every tensor of every shard (parsed files,
+// whose bytes must outlive the views), shard by shard.
+TensorViews safetensors_views(const std::vector<const SafetensorsView*>& shards);
+// One tensor of one file, by name; throws InputError when it is not there.
+TensorView safetensors_view(const SafetensorsView& file, const std::string& name);
+
+}  // namespace anatomy
