@@ -1,5 +1,8 @@
 // The verification checks: each compares two ways of computing the same thing
 // (or a result against a closed-form fact) and records how far apart they are.
+// The checks that hold for any implementation are written once in
+// verify/check_suite.hpp and run on any Backend; run_checks runs them on the tiny
+// model, with c (grouped vs repeated K/V), f1 and h1.
 #pragma once
 
 #include <string>
@@ -44,13 +47,6 @@ CheckRecord make_check(std::string id, std::string name, std::string compares, d
 //                         a different sequence, though it may agree at a position)
 TokenIds tokens_changed_after(const TokenIds& tokens, std::size_t t, int vocab_size);
 TokenIds batch_of_two_or_more(const TokenIds& tokens, int vocab_size);
-
-// Checks that need only an implementation's probabilities (per layer [B, Hq, T, S]),
-// so that another implementation (the GPU forward) can be held to them too:
-//   e1-e3  every row sums to 1, row 0 of a fresh sequence is [1, 0, ...], future cells are 0
-//   h2     query heads sharing a KV head attend differently
-std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs);
-CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs);
 
 bool all_passed(const std::vector<CheckRecord>& checks);
 

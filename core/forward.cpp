@@ -2,73 +2,26 @@
 
 #include <numeric>
 
-#include "ops/attention.hpp"
 #include "ops/embedding.hpp"
-#include "ops/heads.hpp"
-#include "ops/linear.hpp"
 #include "ops/logits.hpp"
-#include "ops/rms_norm.hpp"
-#include "ops/rope.hpp"
-#include "ops/swiglu.hpp"
 
 namespace anatomy {
 namespace {
 
-// One decoder block: x + attention(norm(x)), then + SwiGLU(norm(.)).
-//   x: [B, T, D]  ->  [B, T, D]; appends this layer's k, v to the cache tensors.
+// The tiny model's cache layer as decoder_layer sees it: tensors that grow by T rows.
+// [anatomy:tiny_cache_layer]
 template <typename Real>
-Tensor3<Real> decoder_layer(const ModelConfig& c, const LayerWeights<Real>& w, const Tensor3<Real>& x,
-                            const std::vector<std::int64_t>& positions, Tensor4<Real>& k_cache,
-                            Tensor4<Real>& v_cache, AttentionPath path, LayerCapture<Real>* capture) {
-    // --- attention sublayer ---
-    // [anatomy:layer_attn_in]
-    const Tensor3<Real> h = rms_norm(x, w.attn_norm, c.rms_norm_eps);   // [B, T, D]
-    const Tensor4<Real> q = split_heads(linear(h, w.wq), c.n_heads);     // [B, Hq, T, dh]
-    const Tensor4<Real> k = split_heads(linear(h, w.wk), c.n_kv_heads);  // [B, Hkv, T, dh]
-    const Tensor4<Real> v = split_heads(linear(h, w.wv), c.n_kv_heads);  // [B, Hkv, T, dh]
-    Tensor4<Real> q_rope = apply_rope(q, positions, c.rope_theta, c.rope_pairing);
-    Tensor4<Real> k_rope = apply_rope(k, positions, c.rope_theta, c.rope_pairing);
-    // [/anatomy:layer_attn_in]
-
-    // [anatomy:layer_cache_append]
-    k_cache = append_rows(k_cache, k_rope);  // [B, Hkv, S, dh], S = history + T
-    v_cache = append_rows(v_cache, v);       // [B, Hkv, S, dh]
-    const std::size_t T = q.shape(2), S = k_cache.shape(2);
-    // [/anatomy:layer_cache_append]
-
-    // [anatomy:layer_attention]
-    Tensor4<Real> scores, probs, heads;
-    if (path == AttentionPath::grouped) {
-        scores = attention_scores(q_rope, k_cache);                   // [B, Hq, T, S]
-        probs = softmax_rows(apply_mask(scores, causal_mask(T, S)));  // [B, Hq, T, S]
-        heads = weighted_values(probs, v_cache);                      // [B, Hq, T, dh]
-    } else {
-        const Tensor4<Real> k_full = repeat_kv(k_cache, c.kv_group());  // [B, Hq, S, dh]
-        const Tensor4<Real> v_full = repeat_kv(v_cache, c.kv_group());  // [B, Hq, S, dh]
-        scores = attention_scores(q_rope, k_full);
-        probs = softmax_rows(apply_mask(scores, causal_mask(T, S)));
-        heads = weighted_values(probs, v_full);
+struct TensorCacheLayer {
+    Tensor4<Real>& k;  // [B, Hkv, S, dh]
+    Tensor4<Real>& v;  // [B, Hkv, S, dh]
+    void append(const Tensor4<Real>& k_rope, const Tensor4<Real>& v_new) {
+        k = append_rows(k, k_rope);
+        v = append_rows(v, v_new);
     }
-    // [/anatomy:layer_attention]
-    // [anatomy:layer_attn_out]
-    Tensor3<Real> update = linear(merge_heads(heads), w.wo);  // [B, T, Hq*dh] @ [Hq*dh, D] -> [B, T, D]
-    Tensor3<Real> after_attention = residual_add(x, update);  // [B, T, D]
-    // [/anatomy:layer_attn_out]
-
-    // --- feed-forward sublayer ---
-    // [anatomy:layer_ffn]
-    const Tensor3<Real> h2 = rms_norm(after_attention, w.ffn_norm, c.rms_norm_eps);  // [B, T, D]
-    Tensor3<Real> ffn = swiglu(h2, w.w_gate, w.w_up, w.w_down);                      // [B, T, D]
-    Tensor3<Real> out = residual_add(after_attention, ffn);                          // [B, T, D]
-    // [/anatomy:layer_ffn]
-
-    if (capture) {
-        *capture = {x,          h,       q,     k,      v,
-                    std::move(q_rope), std::move(k_rope), std::move(scores), std::move(probs),
-                    std::move(heads),  std::move(update), std::move(after_attention), std::move(ffn), out};
-    }
-    return out;
-}
+    const Tensor4<Real>& keys() const { return k; }
+    const Tensor4<Real>& values() const { return v; }
+};
+// [/anatomy:tiny_cache_layer]
 
 }  // namespace
 
@@ -96,7 +49,8 @@ Tensor3<Real> forward(const Model<Real>& model, KVCache<Real>& cache, const Toke
     }
     // [anatomy:forward_layers]
     for (int l = 0; l < c.n_layers; ++l) {
-        x = decoder_layer(c, model.weights.layers[l], x, positions, cache.keys[l], cache.values[l], path,
+        TensorCacheLayer<Real> layer_cache{cache.keys[l], cache.values[l]};
+        x = decoder_layer(c, model.weights.layers[l], ParallelFor{}, x, positions, layer_cache, path,
                           capture ? &capture->layers[l] : nullptr);
     }
     cache.position += std::int64_t(T);

@@ -5,31 +5,11 @@
 
 #include <vector>
 
+#include "decoder_layer.hpp"
 #include "kv_cache.hpp"
 #include "weights.hpp"
 
 namespace anatomy {
-
-// How attention reaches a shared KV head.
-//   grouped:     query head h reads KV head h / group in place (what the model runs)
-//   repeated_kv: K and V are first copied to one head per query head (the reference)
-enum class AttentionPath { grouped, repeated_kv };
-
-// Everything one decoder layer computed for the T new tokens (S = history + T).
-template <typename Real>
-struct LayerCapture {
-    Tensor3<Real> input;               // [B, T, D]        residual stream entering the layer
-    Tensor3<Real> normed_input;        // [B, T, D]        RMSNorm(input) * attn_norm
-    Tensor4<Real> q, k, v;             // [B, Hq|Hkv, T, dh] projections before RoPE
-    Tensor4<Real> q_rope, k_rope;      // [B, Hq|Hkv, T, dh] after RoPE
-    Tensor4<Real> scores;              // [B, Hq, T, S]    q.k / sqrt(dh), before the mask
-    Tensor4<Real> probs;               // [B, Hq, T, S]    softmax of the masked scores
-    Tensor4<Real> head_outputs;        // [B, Hq, T, dh]   probs @ v per head
-    Tensor3<Real> attention_update;    // [B, T, D]        merged heads @ wo
-    Tensor3<Real> after_attention;     // [B, T, D]        input + attention_update
-    Tensor3<Real> ffn_output;          // [B, T, D]        SwiGLU(RMSNorm(after_attention))
-    Tensor3<Real> output;              // [B, T, D]        after_attention + ffn_output
-};
 
 template <typename Real>
 struct ForwardCapture {

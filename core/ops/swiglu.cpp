@@ -15,17 +15,23 @@ Tensor3<Real> silu(const Tensor3<Real>& a) {
 }
 
 template <typename Real>
+Tensor3<Real> swiglu_hidden(const Tensor3<Real>& gate_in, const Tensor3<Real>& up) {
+    const Tensor3<Real> gate = silu(gate_in);  // [B, T, F]
+    return gate * up;                          // [B, T, F], elementwise gating
+}
+
+template <typename Real>
 Tensor3<Real> swiglu(const Tensor3<Real>& x, const Matrix<Real>& w_gate, const Matrix<Real>& w_up,
                      const Matrix<Real>& w_down) {
-    const Tensor3<Real> gate = silu(linear(x, w_gate));  // [B, T, F]
-    const Tensor3<Real> up = linear(x, w_up);             // [B, T, F]
-    const Tensor3<Real> hidden = gate * up;                // [B, T, F], elementwise gating
-    return linear(hidden, w_down);                         // [B, T, D]
+    const Tensor3<Real> hidden = swiglu_hidden(linear(x, w_gate), linear(x, w_up));  // [B, T, F]
+    return linear(hidden, w_down);                                                   // [B, T, D]
 }
 // [/anatomy:swiglu]
 
 template Tensor3<float> silu(const Tensor3<float>&);
 template Tensor3<double> silu(const Tensor3<double>&);
+template Tensor3<float> swiglu_hidden(const Tensor3<float>&, const Tensor3<float>&);
+template Tensor3<double> swiglu_hidden(const Tensor3<double>&, const Tensor3<double>&);
 template Tensor3<float> swiglu(const Tensor3<float>&, const Matrix<float>&, const Matrix<float>&, const Matrix<float>&);
 template Tensor3<double> swiglu(const Tensor3<double>&, const Matrix<double>&, const Matrix<double>&, const Matrix<double>&);
 

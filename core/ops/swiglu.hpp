@@ -8,6 +8,11 @@ namespace anatomy {
 template <typename Real>
 Tensor3<Real> silu(const Tensor3<Real>& a);
 
+// SwiGLU's gating, elementwise: silu(gate) * up, where gate = x @ w_gate and up = x @ w_up.
+//   gate, up: [B, T, F]  ->  [B, T, F]
+template <typename Real>
+Tensor3<Real> swiglu_hidden(const Tensor3<Real>& gate, const Tensor3<Real>& up);
+
 // The gated feed-forward sublayer, position by position:
 //   (silu(x @ w_gate) * (x @ w_up)) @ w_down
 //   x: [B, T, D], w_gate, w_up: [D, F], w_down: [F, D]  ->  [B, T, D]

@@ -3,12 +3,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "../ops/attention.hpp"
-#include "../ops/heads.hpp"
-#include "../ops/linear.hpp"
+#include "../decoder_layer.hpp"
 #include "../ops/rms_norm.hpp"
-#include "../ops/rope.hpp"
-#include "../ops/swiglu.hpp"
 
 namespace anatomy {
 namespace {
@@ -53,6 +49,24 @@ Tensor4<float> widen(const std::vector<std::uint8_t>& stored, std::size_t B, std
     return out;
 }
 
+// A pretrained cache layer as decoder_layer sees it: rows stored in the cache's
+// dtype, read back as float32 [B, Hkv, S, dh].
+struct StoredCacheLayer {
+    std::vector<std::uint8_t>& k;  // [S, B, Hkv, dh] in dtype
+    std::vector<std::uint8_t>& v;
+    const PretrainedCache& cache;
+    Tensor4<float> k_all, v_all;   // every cached row, widened after the append
+
+    void append(const Tensor4<float>& k_rope, const Tensor4<float>& v_new) {
+        ::anatomy::append(k, k_rope, cache.dtype);
+        ::anatomy::append(v, v_new, cache.dtype);
+        k_all = widen(k, cache.batch, cache.n_kv_heads, cache.head_dim, cache.dtype);
+        v_all = widen(v, cache.batch, cache.n_kv_heads, cache.head_dim, cache.dtype);
+    }
+    const Tensor4<float>& keys() const { return k_all; }
+    const Tensor4<float>& values() const { return v_all; }
+};
+
 }  // namespace
 
 std::size_t PretrainedCache::stored_bytes() const {
@@ -75,7 +89,7 @@ PretrainedCache empty_pretrained_cache(const ModelConfig& config, std::size_t ba
 }
 
 Tensor3<float> pretrained_forward(const PretrainedModel& model, PretrainedCache& cache, const TokenIds& tokens,
-                                  PretrainedCapture* capture) {
+                                  PassCapture* capture) {
     const ModelConfig& c = model.config;
     const std::size_t B = tokens.shape(0), T = tokens.shape(1);
     if (B == 0 || T == 0) throw InputError("forward: at least one token per sequence is required");
@@ -85,7 +99,6 @@ Tensor3<float> pretrained_forward(const PretrainedModel& model, PretrainedCache&
     std::vector<std::int64_t> positions(T);  // history, history + 1, ..., history + T - 1
     std::iota(positions.begin(), positions.end(), cache.position);
     Tensor3<float> x = embed_rows(model.embedding, tokens);  // [B, T, D]; validates ids first
-    const auto projection = [&](const Tensor3<float>& a, const WeightView& w) { return project(a, w, model.parallel); };
     if (capture) *capture = {};
     // Records a tensor's shape, in the order computed (layer 0 only: every layer has the same).
     auto note = [&](const char* name, const auto& tensor) {
@@ -94,55 +107,19 @@ Tensor3<float> pretrained_forward(const PretrainedModel& model, PretrainedCache&
     note("embedding_rows", x);
 
     for (int l = 0; l < c.n_layers; ++l) {
-        const PretrainedLayer& w = model.layers[std::size_t(l)];
-        std::vector<std::uint8_t>& k_stored = cache.keys[std::size_t(l)];
-        std::vector<std::uint8_t>& v_stored = cache.values[std::size_t(l)];
-
-        // --- attention sublayer ---
-        const Tensor3<float> h = rms_norm(x, w.attn_norm, c.rms_norm_eps);      // [B, T, D]
-        const Tensor3<float> q_flat = projection(h, w.wq);                      // [B, T, Hq*dh]
-        const Tensor3<float> k_flat = projection(h, w.wk);                      // [B, T, Hkv*dh]
-        const Tensor3<float> v_flat = projection(h, w.wv);                      // [B, T, Hkv*dh]
-        const Tensor4<float> q = split_heads(q_flat, c.n_heads);                // [B, Hq, T, dh]
-        const Tensor4<float> k = split_heads(k_flat, c.n_kv_heads);             // [B, Hkv, T, dh]
-        const Tensor4<float> v = split_heads(v_flat, c.n_kv_heads);             // [B, Hkv, T, dh]
-        const Tensor4<float> q_rope = apply_rope(q, positions, c.rope_theta, c.rope_pairing);
-        const Tensor4<float> k_rope = apply_rope(k, positions, c.rope_theta, c.rope_pairing);
-
-        append(k_stored, k_rope, cache.dtype);                                  // S = history + T rows now
-        append(v_stored, v, cache.dtype);
-        const Tensor4<float> k_all = widen(k_stored, B, cache.n_kv_heads, cache.head_dim, cache.dtype);  // [B, Hkv, S, dh]
-        const Tensor4<float> v_all = widen(v_stored, B, cache.n_kv_heads, cache.head_dim, cache.dtype);  // [B, Hkv, S, dh]
-        const std::size_t S = k_all.shape(2);
-
-        const Tensor4<float> scores = attention_scores(q_rope, k_all);              // [B, Hq, T, S]
-        Tensor4<float> probs = softmax_rows(apply_mask(scores, causal_mask(T, S))); // [B, Hq, T, S]
-        const Tensor4<float> heads = weighted_values(probs, v_all);                 // [B, Hq, T, dh]
-        const Tensor3<float> merged = merge_heads(heads);                           // [B, T, Hq*dh]
-        const Tensor3<float> update = projection(merged, w.wo);                     // [B, T, D]
-        x = residual_add(x, update);                                                // [B, T, D]
-
-        // --- feed-forward sublayer: (silu(h2 W_gate^T) * (h2 W_up^T)) W_down^T ---
-        const Tensor3<float> h2 = rms_norm(x, w.ffn_norm, c.rms_norm_eps);          // [B, T, D]
-        const Tensor3<float> gate = silu(projection(h2, w.w_gate));                 // [B, T, F]
-        const Tensor3<float> up = projection(h2, w.w_up);                           // [B, T, F]
-        const Tensor3<float> ffn = projection(Tensor3<float>(gate * up), w.w_down); // [B, T, D]
-        x = residual_add(x, ffn);                                                   // [B, T, D]
-
-        if (l == 0) {  // every layer has the same shapes
-            note("attn_norm", h); note("q_proj", q_flat); note("k_proj", k_flat); note("v_proj", v_flat);
-            note("q_heads", q); note("k_heads", k); note("v_heads", v);
-            note("k_cache_layer", k_all); note("v_cache_layer", v_all);
-            note("scores", scores); note("probabilities", probs); note("head_outputs", heads);
-            note("merged_heads", merged); note("o_proj", update);
-            note("gate_proj", gate); note("up_proj", up); note("down_proj", ffn); note("block_output", x);
-        }
-        if (capture) capture->probabilities.push_back(std::move(probs));
+        StoredCacheLayer layer_cache{cache.keys[std::size_t(l)], cache.values[std::size_t(l)], cache, {}, {}};
+        LayerCapture<float> layer;
+        x = decoder_layer(c, model.layers[std::size_t(l)], model.parallel, x, positions, layer_cache,
+                          AttentionPath::grouped, capture ? &layer : nullptr);  // [B, T, D]
+        if (!capture) continue;
+        if (l == 0)  // every layer has the same shapes
+            capture->shapes.insert(capture->shapes.end(), layer.shapes.begin(), layer.shapes.end());
+        capture->layers.emplace_back().probs = std::move(layer.probs);
     }
     cache.position += std::int64_t(T);
 
     const Tensor3<float> final_normed = rms_norm(x, model.final_norm, c.rms_norm_eps);  // [B, T, D]
-    Tensor3<float> logits = projection(final_normed, model.lm_head);                    // [B, T, V]
+    Tensor3<float> logits = project(final_normed, model.lm_head, model.parallel);       // [B, T, V]
     note("logits", logits);
     return logits;
 }

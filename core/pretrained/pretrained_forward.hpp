@@ -1,8 +1,7 @@
-// The decoder's forward pass over a pretrained checkpoint's weights in place. It
-// is core/forward.cpp's decoder_layer step for step (RMSNorm, q/k/v projections,
-// RoPE, cache append, grouped-query attention, o_proj, residual, SwiGLU, residual),
-// built from the same operations in core/ops/; only the projections differ:
-// project() reads [out, in] rows where they lie instead of a float [in, out] copy.
+// The decoder's forward pass over a pretrained checkpoint's weights in place,
+// through the one decoder block (core/decoder_layer.hpp) that the tiny model runs
+// too: only the projections differ (project() reads [out, in] rows where they lie)
+// and the cache (rows stored in float32 or bfloat16).
 // tests/unit/test_pretrained.cpp checks it against forward() on the same weights.
 #pragma once
 
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "../checkpoint/safetensors.hpp"
+#include "../verify/backend.hpp"
 #include "pretrained_model.hpp"
 
 namespace anatomy {
@@ -33,18 +33,13 @@ struct PretrainedCache {
 // An empty cache for `batch` sequences, in `dtype` (f32 or bf16; InputError otherwise).
 PretrainedCache empty_pretrained_cache(const ModelConfig& config, std::size_t batch, DType dtype);
 
-// What a pass may record besides its logits.
-struct PretrainedCapture {
-    std::vector<Tensor4<float>> probabilities;  // per layer: [B, Hq, T, S] attention
-    // The shape of every intermediate of layer 0 and of the logits, in the order computed,
-    // e.g. {"q", [B, Hq, T, dh]}: taken from the tensors themselves, not from the config.
-    std::vector<std::pair<std::string, std::vector<std::size_t>>> shapes;
-};
-
 // Run T new tokens per sequence, appending their keys and values to `cache`.
 //   tokens: [B, T]  ->  logits: [B, T, V]
 // Throws InputError (leaving the cache untouched) for an id outside the vocabulary.
+// With `capture`: every layer's probabilities [B, Hq, T, S] (the layers' other
+// intermediates are not kept: at 22 layers they would outweigh the cache), and the
+// shapes of the embedding rows, of layer 0's intermediates and of the logits.
 Tensor3<float> pretrained_forward(const PretrainedModel& model, PretrainedCache& cache, const TokenIds& tokens,
-                                  PretrainedCapture* capture = nullptr);
+                                  PassCapture* capture = nullptr);
 
 }  // namespace anatomy

@@ -9,6 +9,7 @@
 #include "../checks.hpp"
 #include "../nested_json.hpp"
 #include "../trace.hpp"
+#include "../verify/check_suite.hpp"
 
 namespace anatomy {
 namespace {
@@ -58,22 +59,13 @@ std::string token_text(const LlamaTokenizer& tokenizer, std::int32_t id) {
     return tokenizer.display(id);
 }
 
-CpuProbePasses::CpuProbePasses(const PretrainedModel& model, DType cache_dtype)
-    : model_(model), cache_(empty_pretrained_cache(model.config, 1, cache_dtype)) {}
-
-void CpuProbePasses::reset() { cache_ = empty_pretrained_cache(model_.config, 1, cache_.dtype); }
-
-Tensor3<float> CpuProbePasses::forward(const TokenIds& tokens, PretrainedCapture* capture) {
-    return pretrained_forward(model_, cache_, tokens, capture);
-}
-
 nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request) {
-    CpuProbePasses passes(model, request.cache_dtype);
-    return run_probe(model, tokenizer, request, passes);
+    PretrainedBackend backend(model, request.cache_dtype);
+    return run_probe(model, tokenizer, request, backend);
 }
 
 nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request,
-                         ProbePasses& passes) {
+                         Backend& backend) {
     const ModelConfig& c = model.config;
     const std::size_t T = request.ids.size(), V = std::size_t(c.vocab_size);
     const std::size_t L = std::size_t(c.n_layers), H = std::size_t(c.n_heads);
@@ -84,18 +76,18 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     const TokenIds tokens = one_row(request.ids);  // [1, T]
 
     // 1. The full pass: T tokens at once, every layer's attention captured.
-    passes.reset();
-    PretrainedCapture capture;
+    backend.reset(1);
+    PassCapture capture;
     Clock::time_point start = Clock::now();
-    const Tensor3<float> full = passes.forward(tokens, &capture);  // [1, T, V]
+    const Tensor3<float> full = backend.forward(tokens, &capture);  // [1, T, V]
     const double prefill_seconds = seconds_since(start);
 
     // 2. The same prompt one token at a time through an emptied cache.
-    passes.reset();
+    backend.reset(1);
     Tensor3<float> cached({1, T, V});
     start = Clock::now();
     for (std::size_t t = 0; t < T; ++t) {
-        const Tensor3<float> step = passes.forward(one_row({request.ids[t]}), nullptr);  // [1, 1, V]
+        const Tensor3<float> step = backend.forward(one_row({request.ids[t]}), nullptr);  // [1, 1, V]
         std::copy(step.begin(), step.end(), cached.data() + t * V);
     }
     const double cached_prefill_seconds = seconds_since(start);
@@ -119,9 +111,8 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     //    sink[l][h] = mean over queries t in [T/2, T) of probs[0, h, t, 0].
     const std::size_t first_query = T / 2;
     nlohmann::json sink_stats = nlohmann::json::array(), layer_mean = nlohmann::json::array(), layers = nlohmann::json::array();
-    double worst_row_sum = 0, worst_future = 0;
     for (std::size_t l = 0; l < L; ++l) {
-        const Tensor4<float>& p = capture.probabilities[l];  // [1, Hq, T, T]
+        const Tensor4<float>& p = capture.layers[l].probs;  // [1, Hq, T, T]
         nlohmann::json heads = nlohmann::json::array();
         double layer_total = 0;
         for (std::size_t h = 0; h < H; ++h) {
@@ -130,14 +121,6 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
             const double mean = sum / double(T - first_query);
             heads.push_back(mean);
             layer_total += mean;
-            for (std::size_t t = 0; t < T; ++t) {
-                double row = 0;
-                for (std::size_t s = 0; s < T; ++s) {
-                    row += p(0, h, t, s);
-                    if (s > t) worst_future = std::max(worst_future, double(std::fabs(p(0, h, t, s))));
-                }
-                worst_row_sum = std::max(worst_row_sum, std::fabs(row - 1.0));
-            }
         }
         sink_stats.push_back(heads);
         layer_mean.push_back(layer_total / double(H));
@@ -175,7 +158,7 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
             generated.push_back(next);
             stopped = std::find(request.stop_ids.begin(), request.stop_ids.end(), next) != request.stop_ids.end();
             if (stopped || i + 1 >= request.generate) break;
-            const Tensor3<float> step = passes.forward(one_row({next}), nullptr);  // [1, 1, V]
+            const Tensor3<float> step = backend.forward(one_row({next}), nullptr);  // [1, 1, V]
             ++decode_steps;
             next = argmax(step.data(), V);
         }
@@ -188,7 +171,9 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
         if (std::size_t(id) < tokenizer.vocab_size()) decodable.push_back(id);
     }
 
-    // The records.
+    // The records: p3 and p4 are the check suite's e1 and e3 on the full pass's probabilities.
+    const std::vector<CheckRecord> on_probs = check_probabilities(captured_probs(capture));  // e1, e2, e3
+    const double worst_row_sum = on_probs[0].max_abs_error, worst_future = on_probs[2].max_abs_error;
     const std::vector<CheckRecord> checks = {
         make_check("p1", "cached_matches_full", "logits of the prompt prefilled one token at a time through the KV cache vs one full pass",
                    max_diff, probe_logit_tolerance),
@@ -210,9 +195,9 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     for (const auto& [name, shape] : capture.shapes) shapes.push_back({{"name", name}, {"shape", shape}});
     auto matrix_shape = [](const WeightView& w) { return std::vector<std::size_t>{w.rows, w.cols}; };
     const PretrainedLayer& layer0 = model.layers.front();
-    const std::size_t scalar = dtype_size(passes.cache_dtype());
+    const std::size_t scalar = dtype_size(backend.cache_dtype());
     const CachePayload payload = cache_payload(c);
-    const std::string cache_name = passes.cache_dtype() == DType::f32 ? "float32" : "bfloat16";
+    const std::string cache_name = backend.cache_dtype() == DType::f32 ? "float32" : "bfloat16";
 
     Tensor3<float> last_logits({1, 1, V});
     std::copy(last, last + V, last_logits.begin());
@@ -267,12 +252,12 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
           {"cache",
            {{"dtype", cache_name},
             {"bytes_per_scalar", scalar},
-            {"layer_tensor_shape", {1, c.n_kv_heads, passes.cached_tokens(), c.head_dim}},
+            {"layer_tensor_shape", {1, c.n_kv_heads, backend.cached_tokens(), c.head_dim}},
             {"scalars_per_token", payload.scalars_per_token},
             {"bytes_per_token", payload.scalars_per_token * std::int64_t(scalar)},
-            {"tokens", passes.cached_tokens()},
-            {"total_bytes", passes.cache_bytes()},
-            {"expected_total_bytes", payload.scalars_per_token * std::int64_t(scalar) * passes.cached_tokens()}}},
+            {"tokens", backend.cached_tokens()},
+            {"total_bytes", backend.cache_bytes()},
+            {"expected_total_bytes", payload.scalars_per_token * std::int64_t(scalar) * backend.cached_tokens()}}},
           {"cached_vs_full",
            {{"positions", T},
             {"max_abs_diff", max_diff},

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tokenizer/llama_tokenizer.hpp"
-#include "pretrained_forward.hpp"
+#include "pretrained_backend.hpp"
 
 namespace anatomy {
 
@@ -50,44 +50,13 @@ std::vector<std::int32_t> prompt_ids(const LlamaTokenizer& tokenizer, std::strin
 // the tokenizer does not have (a model vocabulary padded beyond the tokenizer's).
 std::string token_text(const LlamaTokenizer& tokenizer, std::int32_t id);
 
-// The passes the probe runs, on whatever computes them: CpuProbePasses below, or
-// natively the GPU forward over the same weights (native/cuda/gpu_probe.cpp).
-class ProbePasses {
-public:
-    virtual ~ProbePasses() = default;
-    // Empties the KV cache.
-    virtual void reset() = 0;
-    // T new tokens through the model, appended to the cache:
-    //   tokens: [1, T]  ->  logits: [1, T, V]
-    // With `capture`: every layer's probabilities [1, Hq, T, S], and the shapes of
-    // layer 0's intermediates in the order computed.
-    virtual Tensor3<float> forward(const TokenIds& tokens, PretrainedCapture* capture) = 0;
-    virtual DType cache_dtype() const = 0;
-    virtual std::int64_t cached_tokens() const = 0;
-    virtual std::size_t cache_bytes() const = 0;  // keys and values of every layer, as stored
-};
-
-// The CPU passes: pretrained_forward over the checkpoint, with a cache of `cache_dtype`.
-class CpuProbePasses final : public ProbePasses {
-public:
-    CpuProbePasses(const PretrainedModel& model, DType cache_dtype);
-    void reset() override;
-    Tensor3<float> forward(const TokenIds& tokens, PretrainedCapture* capture) override;
-    DType cache_dtype() const override { return cache_.dtype; }
-    std::int64_t cached_tokens() const override { return cache_.position; }
-    std::size_t cache_bytes() const override { return cache_.stored_bytes(); }
-
-private:
-    const PretrainedModel& model_;
-    PretrainedCache cache_;
-};
-
 // Runs the probe on request.ids (1 to max_probe_tokens ids) and returns the trace;
-// `passes` computes every forward (the CPU's when not given, with request.cache_dtype).
+// `backend` computes every forward (a PretrainedBackend over `model` when not given,
+// with request.cache_dtype; natively, the GPU's: native/cuda/gpu_probe.cpp).
 // Fields only the caller knows are left for it to fill: weights, probe.model,
 // probe.prompt, probe.device, probe.software, and the load time and memory in probe.timing.
 nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request,
-                         ProbePasses& passes);
+                         Backend& backend);
 nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request);
 
 // The longest prompt the probe takes: the trace holds L x Hq x T^2 probabilities

@@ -1,7 +1,8 @@
 // attn probe --device cuda[:N]: the probe's passes (core/pretrained/probe.hpp) on
 // the GPU forward, over the checkpoint's weights uploaded as float32 in their own
 // [out, in] layout. The full pass runs eager attention (it keeps the
-// probabilities the trace records); one-token steps run the split-K decode kernel.
+// probabilities the trace records); one-token steps run the decode kernel
+// (gpu_backend.hpp: the GPU forward as the core's Backend).
 // Implemented by gpu_probe.cpp in the cuda build and by gpu_probe_none.cpp
 // otherwise (which refuses with one line).
 #pragma once

@@ -18,36 +18,19 @@
 #include "cache_payload.hpp"
 #include "checks.hpp"
 #include "cuda/attention_kernels.hpp"
+#include "cuda/gpu_backend.hpp"
 #include "cuda/gpu_forward.hpp"
 #include "cuda/gpu_kernel_checks.hpp"
 #include "cuda/gpu_runtime.hpp"
 #include "trace.hpp"
+#include "verify/check_suite.hpp"
+#include "verify/compare.hpp"
 #include "verify_table.hpp"
 
 namespace anatomy::native {
 namespace {
 
 using gpu::GpuAttention;
-
-template <typename A, typename B>
-double max_abs_diff(const A& a, const B& b) {
-    if (a.size() != b.size()) return INFINITY;
-    double worst = 0;
-    auto ib = b.begin();
-    for (auto ia = a.begin(); ia != a.end(); ++ia, ++ib) {
-        const double d = std::abs(double(*ia) - double(*ib));
-        if (std::isnan(d)) return INFINITY;
-        worst = std::max(worst, d);
-    }
-    return worst;
-}
-
-template <typename A>
-double max_abs(const A& a) {
-    double m = 0;
-    for (auto x : a) m = std::max(m, std::abs(double(x)));
-    return m;
-}
 
 // The fp32 floor: 4 ulp of the largest reference value.
 double fp32_floor(double largest) { return 4 * std::ldexp(1.0, -23) * largest; }
@@ -156,86 +139,28 @@ std::vector<CheckRecord> model_checks(const gpu::GpuRuntime& g, const gpu::GpuMo
     return records;
 }
 
-// The core's checks that hold for any implementation (checks.hpp), repeated on
-// the GPU forward with eager attention (it keeps the probabilities). Their ids
-// are the core's with "gpu-" in front. Not repeated: a and b (g5 and g4 above
-// hold decode and chunked prefill to the fp64 core instead), c (the GPU kernels
-// only index shared KV heads, there is no repeated-K/V path to compare), f1 and
-// h1 (properties of the config and of RoPE's formula, not of an implementation).
+// The core's check suite (verify/check_suite.hpp) on the GPU forward as a Backend
+// (gpu_backend.hpp; full passes run eager attention, which keeps the probabilities).
+// Their ids are the core's with "gpu-" in front. Not run here: a and b (g5 and g4
+// above hold decode and chunked prefill to the fp64 core instead), c (the GPU
+// kernels only index shared KV heads, there is no repeated-K/V path to compare), f1
+// and h1 (properties of the config and of RoPE's formula, not of an implementation).
 std::vector<CheckRecord> core_checks_on_gpu(const gpu::GpuRuntime& g, const gpu::GpuModel& gpu_model,
                                             const Model<float>& model, const TokenIds& tokens) {
-    const ModelConfig& c = model.config;
-    const std::size_t T = tokens.shape(1);
-    // A full pass from an empty cache: tokens [B, T] -> logits [B, T, V], probabilities per layer [B, Hq, T, T].
-    auto full_pass = [&](const TokenIds& ids, std::vector<Tensor4<float>>* probs, gpu::GpuKVCache* kept = nullptr) {
-        gpu::GpuKVCache cache = gpu::make_gpu_cache(c, int(ids.shape(0)), int(ids.shape(1)));
-        Tensor3<float> logits = gpu::gpu_forward(g, gpu_model, cache, ids, GpuAttention::eager, probs);
-        if (kept) *kept = std::move(cache);
-        return logits;
-    };
-    std::vector<Tensor4<float>> probs;
-    gpu::GpuKVCache filled;
-    const Tensor3<float> full = full_pass(tokens, &probs, &filled);
-    std::vector<CheckRecord> records;
-
-    // d. Replace every token after position t: nothing at positions <= t may change, bit for bit
-    // (the same shapes run the same cuBLAS and kernel launches; masked keys add exact zeros).
-    double leak = 0;
-    for (std::size_t t = 0; t + 1 < T; ++t) {
-        const TokenIds changed = tokens_changed_after(tokens, t, c.vocab_size);
-        std::vector<Tensor4<float>> other_probs;
-        const Tensor3<float> other = full_pass(changed, &other_probs);
-        auto upto = xt::range(std::size_t(0), t + 1);
-        leak = std::max(leak, max_abs_diff(xt::view(full, xt::all(), upto), xt::view(other, xt::all(), upto)));
-        for (std::size_t l = 0; l < probs.size(); ++l)
-            leak = std::max(leak, max_abs_diff(xt::view(probs[l], xt::all(), xt::all(), upto),
-                                               xt::view(other_probs[l], xt::all(), xt::all(), upto)));
-    }
-    records.push_back(make_check("gpu-d", "gpu_future_tokens_do_not_leak",
-                                 "GPU eager: logits and probabilities at positions <= t, before vs after changing "
-                                 "all tokens after t (bit for bit)",
-                                 leak, 0.0));
-
-    // e1-e3 and h2: the core's own checks on the GPU's probabilities.
-    std::vector<CheckRecord> on_probs = check_probabilities(probs);
-    on_probs.push_back(check_shared_heads_differ(c, probs));
-    for (CheckRecord& r : on_probs) {
-        r.id = "gpu-" + r.id;
-        r.name = "gpu_" + r.name;
-        r.compares = "GPU eager: " + r.compares;
-        records.push_back(std::move(r));
-    }
-
-    // f2. What the GPU cache holds after the pass vs 2 x L x Hkv x dh x tokens x batch floats.
-    std::size_t stored = 0;
-    for (int l = 0; l < c.n_layers; ++l) stored += filled.keys[l].size() + filled.values[l].size();
-    const double expected = double(cache_bytes(c, 4, std::int64_t(T), std::int64_t(tokens.shape(0))));
-    records.push_back(make_check("gpu-f2", "gpu_payload_matches_cache",
-                                 "bytes of the GPU KV cache filled by the pass vs 2 x L x Hkv x dh x tokens x batch x 4",
-                                 std::abs(double(stored * sizeof(float)) - expected), 0.0));
-
-    // g. Each sequence of a batch vs the same sequence alone. cuBLAS may choose another
-    // algorithm for another number of rows, so each result may carry its own fp32
-    // rounding: both within the 2 x CPU rule of the fp64 core, so within twice that of each other.
-    const TokenIds batch = batch_of_two_or_more(tokens, c.vocab_size);
+    // g. cuBLAS may choose another algorithm for another number of rows, so a sequence
+    // in a batch and alone may each carry its own fp32 rounding: both within the
+    // 2 x CPU rule of the fp64 core, so within twice that of each other.
+    const TokenIds batch = batch_of_two_or_more(tokens, model.config.vocab_size);
     const Tensor3<double> exact = full_forward(cast_model<double>(model), batch, AttentionPath::grouped);
     const double cpu_error = max_abs_diff(full_forward(model, batch, AttentionPath::grouped), exact);
-    std::vector<Tensor4<float>> together_probs;
-    const Tensor3<float> together = full_pass(batch, &together_probs);
-    double apart = 0;
-    for (std::size_t b = 0; b < batch.shape(0); ++b) {
-        std::vector<Tensor4<float>> alone_probs;
-        const TokenIds row = xt::view(batch, xt::range(b, b + 1), xt::all());
-        const Tensor3<float> alone = full_pass(row, &alone_probs);
-        apart = std::max(apart, max_abs_diff(xt::view(together, xt::range(b, b + 1)), alone));
-        for (std::size_t l = 0; l < alone_probs.size(); ++l)
-            apart = std::max(apart, max_abs_diff(xt::view(together_probs[l], xt::range(b, b + 1)), alone_probs[l]));
-    }
-    records.push_back(make_check("gpu-g", "gpu_batch_matches_single",
-                                 "GPU eager: each of " + std::to_string(batch.shape(0)) +
-                                     " different sequences in one batch vs run alone (logits, probabilities)",
-                                 apart, 2 * (2 * cpu_error + fp32_floor(max_abs(exact)))));
-    return records;
+    SuiteOptions options;
+    options.id_prefix = "gpu-";
+    options.name_prefix = "gpu_";
+    options.what = "GPU eager: ";
+    options.cache_checks = false;  // g4 and g5 hold chunked prefill and decode to the fp64 core
+    options.batch_tolerance = 2 * (2 * cpu_error + fp32_floor(max_abs(exact)));
+    gpu::GpuBackend backend(g, gpu_model, int(tokens.shape(1)));
+    return run_check_suite(backend, tokens, options);
 }
 
 }  // namespace

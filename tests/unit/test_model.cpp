@@ -9,15 +9,11 @@
 #include "checks.hpp"
 #include "forward.hpp"
 #include "token_batch.hpp"
+#include "verify/compare.hpp"
 
 using namespace anatomy;
 
 namespace {
-
-template <typename A, typename B>
-double max_abs_diff(const A& a, const B& b) {
-    return double(xt::amax(xt::abs(a - b))());
-}
 
 const CheckRecord& find_check(const std::vector<CheckRecord>& checks, const std::string& id) {
     for (const CheckRecord& c : checks)

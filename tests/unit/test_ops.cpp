@@ -15,6 +15,7 @@
 #include "ops/rope.hpp"
 #include "ops/swiglu.hpp"
 #include "random.hpp"
+#include "verify/compare.hpp"
 
 using namespace anatomy;
 
@@ -26,11 +27,6 @@ xt::xtensor<double, N> random_tensor(const std::array<std::size_t, N>& shape, st
     xt::xtensor<double, N> x(shape);
     for (double& v : x) v = scale * rng.normal();
     return x;
-}
-
-template <typename A, typename B>
-double max_abs_diff(const A& a, const B& b) {
-    return double(xt::amax(xt::abs(a - b))());
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "pretrained/probe.hpp"
 #include "tokenizer/synthetic_tokenizer.hpp"
 #include "trace.hpp"
+#include "verify/compare.hpp"
 
 using namespace anatomy;
 
@@ -43,13 +44,6 @@ Checkpoint checkpoint_of(const Model<float>& model, DType dtype) {
     Checkpoint c{hf_safetensors(model, dtype), {}};
     c.view = SafetensorsView::parse(c.bytes.data(), c.bytes.size());
     return c;
-}
-
-double max_abs_diff(const Tensor3<float>& a, const Tensor3<float>& b) {
-    REQUIRE(a.shape() == b.shape());
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a.data()[i] - b.data()[i])));
-    return worst;
 }
 
 TokenIds ids_of(std::vector<std::int32_t> ids) {
@@ -187,12 +181,12 @@ TEST_CASE("the in-place forward matches the reference forward on the same weight
         CHECK(pretrained.bytes_converted == 0);
         CHECK(pretrained.stored_dtypes == dtype_name(dtype));
         PretrainedCache cache = empty_pretrained_cache(model.config, 1, DType::f32);
-        PretrainedCapture capture;
+        PassCapture capture;
         const Tensor3<float> logits = pretrained_forward(pretrained, cache, ids_of(prompt), &capture);
         CHECK(max_abs_diff(logits, reference) <= 1e-5);
-        REQUIRE(capture.probabilities.size() == reference_capture.layers.size());
-        for (std::size_t l = 0; l < capture.probabilities.size(); ++l) {
-            const Tensor4<float>& p = capture.probabilities[l];
+        REQUIRE(capture.layers.size() == reference_capture.layers.size());
+        for (std::size_t l = 0; l < capture.layers.size(); ++l) {
+            const Tensor4<float>& p = capture.layers[l].probs;
             const Tensor4<float>& q = reference_capture.layers[l].probs;
             REQUIRE(p.shape() == q.shape());
             double worst = 0;

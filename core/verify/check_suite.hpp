@@ -1,0 +1,55 @@
+// The checks that hold for any implementation of the decoder, written once and
+// run on any Backend (backend.hpp): the tiny model (attn verify), a checkpoint
+// used in place, the GPU forward (attn verify --device cuda). Each compares two
+// ways of computing the same thing, or a result against a closed-form fact.
+//   a   decode one token at a time through the cache vs one full pass (logits)
+//   b   prefill in chunks of 2, 3, 1, ... vs one full pass (logits)
+//   c   two backends that must agree: grouped attention vs repeated K/V (check_backends_agree)
+//   d   every output at positions <= t before vs after changing the tokens after t (bit for bit)
+//   e1  every probability row sums to 1;  e2  row 0 of a fresh sequence is [1, 0, ...];
+//   e3  every future cell is exactly 0
+//   f2  what the filled cache holds vs 2 x L x Hkv x dh x tokens x batch
+//   g   each sequence of a batch vs the same sequence alone (logits, probabilities)
+//   h2  query heads sharing a KV head attend differently (a difference that must exist)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../checks.hpp"
+#include "backend.hpp"
+
+namespace anatomy {
+
+struct SuiteOptions {
+    std::string id_prefix;            // put before every id and name: "" (the core), "gpu-" / "gpu_"
+    std::string name_prefix;
+    std::string what;                 // put before every `compares`, e.g. "GPU eager: "
+    bool cache_checks = true;         // a and b (the GPU verify holds its cache to the fp64 core instead)
+    // a, b: the same operations in the same order per row, so 0 is expected; 1e-5 lets a
+    // compiler reorder float sums without hiding a real error (logits are O(1-10)).
+    double cache_tolerance = 1e-5;
+    // g: sequences never mix and every sum runs in the same order: 0 expected.
+    double batch_tolerance = 1e-6;
+};
+
+// Runs a, b (unless !cache_checks), d, e1-e3, f2, g and h2, in that order, on `tokens`
+// ([B, T], T >= 2). The backend's cache is reset before every pass. `full` receives
+// the capture of the full pass over `tokens` that the checks compare against.
+std::vector<CheckRecord> run_check_suite(Backend& backend, const TokenIds& tokens, const SuiteOptions& options = {},
+                                         PassCapture* full = nullptr);
+
+// c. Two backends over the same weights that must agree: full-pass logits and every
+// probability. The grouped path and the repeated-K/V path change which memory is
+// read, not the arithmetic: 0 expected, 1e-6 allowed.
+CheckRecord check_backends_agree(Backend& grouped, Backend& repeated, const TokenIds& tokens);
+
+// e1-e3 from an implementation's probabilities alone (per layer [B, Hq, T, S]).
+std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs);
+// h2 from the probabilities alone.
+CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs);
+
+// The probabilities of a capture, per layer [B, Hq, T, S].
+std::vector<Tensor4<float>> captured_probs(const PassCapture& capture);
+
+}  // namespace anatomy
