@@ -1,4 +1,4 @@
-// The chapter widgets W2 (soft lookup), W4 (RoPE) and W6 (cost) in headless
+// The chapter widgets W2 (soft lookup), W4 (RoPE), W6 (cost) and W7 (source reader) in headless
 // Chromium, checked against what the maths says they must show:
 //
 //   W2  moving the query (keyboard and mouse) changes the weights; the weights
@@ -14,6 +14,8 @@
 //   W6  d = T = 4096: projections 549,755,813,888 and QK^T + PV 274,877,906,944,
 //       crossover 8192; with 8 KV heads the crossover is 4096 + 1024 = 5120;
 //       bad input (d < 1, heads not divisible) gets a message, not numbers.
+//   W7  the source reader shows an operation's shape contract, as its header
+//       declares it, above the code; a view of decoder_layer()'s calls shows none.
 // Each widget's host carries data-updated-ms, the time its last update took;
 // the tests print it after each interaction.
 //
@@ -267,5 +269,25 @@ describe('W6 cost', () => {
     await page.waitForTimeout(400);
     assert.equal(new URL(page.url()).searchParams.get('w6.kv'), '16');
     assertNoProblems(problems, 'notebook.html (W6)');
+  });
+});
+
+// ---------------------------------------------------------------- W7
+describe('W7 source reader', () => {
+  test('shows the shape contract of the operation from its header', async (t) => {
+    const { page, problems } = await openWidget(t, 'index.html', 'w7', '?w7.op=gqa_scores');
+    const widget = page.locator('[data-widget="w7"]');
+    const contracts = widget.locator('.w7-contract');
+    assert.deepEqual(await contracts.allTextContents(), ['attention_scores() q: [B, Hq, T, dh], k: [B, Hkv, S, dh] -> [B, Hq, T, S]']);
+    assert.match(await contracts.first().getAttribute('title'), /^Declared in core\/ops\/attention\.hpp, line \d+$/);
+    // The call in decoder_layer() is a piece of decoder_layer.hpp, no function of its own: no contract.
+    await widget.getByRole('button', { name: 'Call in decoder_layer()' }).click();
+    assert.equal(await widget.locator('.w7-contracts').isHidden(), true);
+    // RoPE's definition holds two functions with contracts.
+    await widget.getByRole('option', { name: 'RoPE' }).click();
+    const rope = await contracts.allTextContents();
+    assert.deepEqual(rope.map((text) => text.split(' ')[0]), ['rope_angles()', 'apply_rope()']);
+    assert.ok(rope.every((text) => /\[.*->.*\[/.test(text)), `RoPE's contracts: ${rope.join('; ')}`);
+    assertNoProblems(problems, 'index.html (W7)');
   });
 });

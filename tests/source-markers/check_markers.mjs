@@ -4,9 +4,12 @@
 //    `// [anatomy:id]` ... `// [/anatomy:id]` pair against web/src/source/sections.mjs:
 //    no marker missing, unpaired, malformed or duplicated, every section in the file
 //    the table names, every piece of code the table requires inside its range, every
-//    key-line note of the widget pointing at a line inside its view.
+//    key-line note of the widget pointing at a line inside its view, and every
+//    function a section defines with its shape contract in the header next to it
+//    (attention_scores's must read as core/ops/attention.hpp writes it).
 // 2. Checks the checker: the same sources with one marker removed, moved off its
-//    code, duplicated, unclosed or misspelt must each be reported.
+//    code, duplicated, unclosed or misspelt, or with a shape contract removed from
+//    a header, must each be reported.
 // Uses the same module as the Vite plugin (web/src/source/markers.mjs), so the build
 // and this test cannot disagree. Exit status 0 when everything holds, 1 otherwise.
 import { readFileSync } from 'node:fs';
@@ -35,6 +38,13 @@ if (real.errors.length > 0) {
     `ok: ${rows.length} sections in ${Object.keys(real.files).length} files (of ${real.scanned.length} scanned), ` +
       `${OPERATIONS.length} operations, ${notes} key-line notes, every one inside its range`,
   );
+  const contracts = Object.values(real.contracts).flat();
+  const expected = 'q: [B, Hq, T, dh], k: [B, Hkv, S, dh] -> [B, Hq, T, S]';
+  const scores = real.contracts.attention_scores?.find((c) => c.name === 'attention_scores');
+  if (scores?.shapes.join(' | ') !== expected) {
+    console.error(`attention_scores's shape contract should read "${expected}", got ${JSON.stringify(scores?.shapes ?? null)}`);
+    failed = true;
+  } else console.log(`ok: ${contracts.length} shape contracts found in the headers, e.g. attention_scores  ${expected}`);
 }
 
 // --- 2. the checker catches each kind of mistake ---
@@ -43,7 +53,7 @@ for (const path of real.scanned) sources[relative(repo, path).split('\\').join('
 const file = SECTIONS.rms_norm.file;
 const open = '// [anatomy:rms_norm]';
 const close = '// [/anatomy:rms_norm]';
-/** Each case: a change to rms_norm's file, and a piece of the message that must report it. */
+/** Each case: a change to rms_norm's file (or to the file named last), and a piece of the message that must report it. */
 const cases = [
   ['opening marker removed', (t) => t.replace(`${open}\n`, ''), 'closes a section that was never opened'],
   ['closing marker removed', (t) => t.replace(`${close}\n`, ''), 'is never closed'],
@@ -56,9 +66,20 @@ const cases = [
   ['marker after code on a line', (t) => t.replace(open, `int x;  ${open}`), 'malformed marker'],
   ['empty section', (t) => t.replace(open, `${open}\n${close}\n${open}`), 'is empty'],
   ['unknown section id', (t) => `${t}\n// [anatomy:no_such_op]\nint y;\n// [/anatomy:no_such_op]\n`, 'section no_such_op is not in'],
+  ['shape contract removed from a header', (t) => t.replace('//   q: [B, Hq, T, dh], k: [B, Hkv, S, dh]  ->  [B, Hq, T, S]\n', ''),
+    'attention_scores (defined in section attention_scores) has no shape contract', 'core/ops/attention.hpp'],
+  ['declaration comment gone', (t) => t.replace(/(\/\/[^\n]*\n)+(template <typename Real>\nTensor3<Real> rms_norm\()/, '$2'),
+    'rms_norm (defined in section rms_norm) has no shape contract', 'core/ops/rms_norm.hpp'],
+  ['an exempt function gains a contract', (t) => t.replace('template <typename Real>\nTensor3<Real> silu(', '//   a: [B, T, F]  ->  [B, T, F]\ntemplate <typename Real>\nTensor3<Real> silu('),
+    'silu has a shape contract now', 'core/ops/swiglu.hpp'],
 ];
-for (const [name, change, expected] of cases) {
-  const broken = { ...sources, [file]: change(sources[file]) };
+for (const [name, change, expected, target = file] of cases) {
+  if (change(sources[target]) === sources[target]) {
+    checkerFailed = true;
+    console.error(`checker self-test FAILED: "${name}" changed nothing in ${target}; update the case`);
+    continue;
+  }
+  const broken = { ...sources, [target]: change(sources[target]) };
   const { errors } = checkSources(broken, SECTIONS, OPERATIONS);
   const caught = errors.some((e) => e.includes(expected));
   if (!caught) {

@@ -3,7 +3,8 @@
 // core/ops/*.{cpp,hpp} at build time, checks every `// [anatomy:id]` marker against
 // src/source/sections.mjs with the same code as the ctest `source_markers`, and
 // fails the build with the full list of problems if any marker is missing,
-// unpaired, duplicated or no longer around the code it names.
+// unpaired, duplicated or no longer around the code it names, or if a marked
+// function's header lost its shape contract.
 import type { Plugin } from 'vite';
 import { describeErrors, loadAnatomySource } from '../src/source/markers.mjs';
 import { OPERATIONS, SECTIONS } from '../src/source/sections.mjs';
@@ -25,10 +26,10 @@ export function anatomySource(repoRoot: string): Plugin {
     },
     load(id) {
       if (id !== resolvedId) return undefined;
-      const { files, sections, keyLines, errors, scanned } = loadAnatomySource(repoRoot, SECTIONS, OPERATIONS);
+      const { files, sections, keyLines, contracts, errors, scanned } = loadAnatomySource(repoRoot, SECTIONS, OPERATIONS);
       for (const path of scanned) this.addWatchFile(path);  // the dev server reloads when the core changes
       if (errors.length > 0) this.error(describeErrors(errors));
-      return `export default ${JSON.stringify({ files, sections, keyLines })};`;
+      return `export default ${JSON.stringify({ files, sections, keyLines, contracts })};`;
     },
   };
 }

@@ -6,7 +6,7 @@
 // (sandbox.ts); the outputs come back, and the wasm judge (judgeOutputs) turns
 // them into the report that report.ts draws. Learner code never runs here.
 // The selected exercise lives in the URL (?e=rope), so a link opens it.
-import { CoreError, loadCore, RawCore } from '../lib/core';
+import { CatalogueEntry, Core, loadCore } from '../lib/core';
 import { el, setStatus } from '../lib/dom';
 import { exerciseTexts, ExerciseText } from './catalogue';
 import { createEditor, CodeEditor } from './editor';
@@ -14,22 +14,7 @@ import { ImportError, ProgressStore, Status, statusOf, TIMEOUT_CHOICES } from '.
 import { JudgeReport, renderReport } from './report';
 import { runInSandbox, seconds, warmSandbox } from './sandbox';
 
-interface CatalogueEntry {
-  id: string;
-  cases: number;
-  mistakes: { id: string; title: string }[];
-}
-
 const statusLabel: Record<Status, string> = { 'not-tried': 'not tried', failing: 'failing', passed: 'passed' };
-
-// The judge's functions take zero or two arguments, so lib/core's one-argument call() does not fit.
-function callJudge<T>(core: RawCore, name: 'judgeCatalogue' | 'judgeCases' | 'judgeOutputs', ...args: string[]): T {
-  const fn = core[name] as ((...a: string[]) => string) | undefined;
-  if (typeof fn !== 'function') throw new CoreError(`the wasm core has no function ${name}: rebuild it (cmake --build build/wasm)`);
-  const result = JSON.parse(fn.apply(core, args));
-  if (result && !Array.isArray(result) && typeof result === 'object' && 'error' in result) throw new CoreError(String(result.error));
-  return result as T;
-}
 
 function byId<T extends HTMLElement>(id: string): T {
   const node = document.getElementById(id);
@@ -50,7 +35,7 @@ function selectedFromUrl(): string {
 
 class ExercisesPage {
   private readonly store = new ProgressStore(exerciseTexts.map((t) => t.id));
-  private core: RawCore | null = null;
+  private core: Core | null = null;
   private catalogue = new Map<string, CatalogueEntry>();
   private readonly casesJson = new Map<string, string>();
   private selected = selectedFromUrl();
@@ -85,7 +70,7 @@ class ExercisesPage {
     setStatus(this.coreStatus, 'Loading the judge (the wasm core)…');
     try {
       this.core = await loadCore();
-      const entries = callJudge<CatalogueEntry[]>(this.core, 'judgeCatalogue');
+      const entries = this.core.judgeCatalogue();
       const judgeIds = entries.map((e) => e.id).join(', ');
       const pageIds = exerciseTexts.map((t) => t.id).join(', ');
       if (judgeIds !== pageIds) throw new Error(`the judge knows ${judgeIds}, the page lists ${pageIds}`);
@@ -267,7 +252,7 @@ class ExercisesPage {
     this.saveNow();
     let casesJson = this.casesJson.get(id);
     if (!casesJson) {
-      casesJson = JSON.stringify(callJudge<unknown>(this.core, 'judgeCases', id));
+      casesJson = JSON.stringify(this.core.judgeCases(id));
       this.casesJson.set(id, casesJson);
     }
     const timeoutMs = this.store.progress.timeoutSeconds * 1000;
@@ -304,7 +289,7 @@ class ExercisesPage {
     const judgeStart = performance.now();
     let report: JudgeReport;
     try {
-      report = callJudge<JudgeReport>(this.core, 'judgeOutputs', id, JSON.stringify(result.outputs));
+      report = this.core.judgeOutputs(id, result.outputs);
     } catch (error) {
       setStatus(this.runStatus, `The judge failed: ${(error as Error).message}`, 'error');
       return;

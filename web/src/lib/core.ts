@@ -1,106 +1,110 @@
-// The wasm core, loaded once per page and shared by every widget.
-// Every call goes through JSON strings; a core error comes back as {"error": ...}
-// and is raised here as a CoreError with the core's own message.
+// The wasm core, loaded once per page and shared by every widget, as typed
+// functions: one per export of wasm/bindings*.cpp, with its arguments and result
+// (the shapes are in core-types.ts). Underneath, every call goes through JSON
+// strings; a core error comes back as {"error": ...} and is raised here as a
+// CoreError with the core's own message.
 // '@wasm' is the wasm preset's output folder (see vite.config.ts).
 import createAnatomyCore from '@wasm/attention_core.js';
 import wasmUrl from '@wasm/attention_core.wasm?url';
+import type { JudgeReport } from '../exercises/report';
+import type {
+  BuildInfo, CachePayload, CatalogueEntry, Cost, CostOptions, ForwardOptions, ForwardResult, JudgeCases, Lookup,
+  LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult, Trace, TraceOptions, VerifyResult,
+} from './core-types';
+
+export type * from './core-types';
 
 export class CoreError extends Error {}
 
-/** The raw embind module: functions taking and returning JSON strings. */
-export interface RawCore {
-  trace(options: string): string;
-  verify(options: string): string;
-  forward(options: string): string;
-  config(name: string): string;
-  cachePayload(config: string): string;
-  buildInfo(): string;
-  [name: string]: unknown;
+/** The KV-cache stepper's session (wasm/bindings_session.cpp); free it with delete(). */
+export interface DecodeSession {
+  /** Empties the cache, then runs the prompt through it. */
+  prefill(tokens: number[]): StepReport;
+  /** Decodes one more token through the cache. */
+  step(token: number): StepReport;
+  reset(): void;
+  delete(): void;
 }
 
-let loading: Promise<RawCore> | null = null;
-
-/** Loads the wasm module the first time it is asked for; later calls share it. */
-export function loadCore(): Promise<RawCore> {
-  loading ??= createAnatomyCore({ locateFile: () => wasmUrl }) as Promise<RawCore>;
-  return loading;
+/** Every export the page uses, typed. */
+export interface Core {
+  trace(options?: TraceOptions): Trace;
+  verify(options?: TraceOptions): VerifyResult;
+  forward(options: ForwardOptions): ForwardResult;
+  /** model.safetensors (float32), as `attn export-checkpoint` writes it. */
+  exportCheckpoint(options?: { seed?: number }): Uint8Array;
+  config(preset: string): ModelConfig;
+  cachePayload(config: ModelConfig): CachePayload;
+  buildInfo(): BuildInfo;
+  maskTiles(spec: MaskSpec, tileQ: number, tileK: number): TileResult;
+  softLookup(options: LookupOptions): Lookup;
+  /** [positions][head_dim / 2] */
+  ropeAngles(options: { head_dim: number; theta: number; positions: number[] }): { angles: number[][] };
+  /** [positions][dh]: the same vector turned to each position. */
+  ropeRotate(options: { vector: number[]; positions: number[]; theta: number; pairing: RopePairing }): { rotated: number[][] };
+  /** [P][P]: q turned to position m dotted with k turned to position n. */
+  ropeScores(options: { q: number[]; k: number[]; positions: number[]; theta: number; pairing: RopePairing }): { scores: number[][] };
+  attentionCost(options: CostOptions): Cost;
+  judgeCatalogue(): CatalogueEntry[];
+  judgeCases(exercise: string): JudgeCases;
+  /** outputs: [{value} | {error}] per case, in the order of judgeCases. */
+  judgeOutputs(exercise: string, outputs: unknown[]): JudgeReport;
+  decodeSession(options: { seed: number }): DecodeSession;
 }
 
-/** Calls a JSON-in, JSON-out core function, raising the core's error message. */
-export function call<T>(core: RawCore, name: string, options: unknown): T {
-  const fn = core[name] as ((input: string) => string) | undefined;
-  if (typeof fn !== 'function') throw new CoreError(`the wasm core has no function ${name}`);
-  const result = JSON.parse(fn.call(core, typeof options === 'string' ? options : JSON.stringify(options)));
-  if (result && typeof result === 'object' && 'error' in result) throw new CoreError(String(result.error));
+/** The embind module: functions taking JSON strings (and numbers), returning JSON strings or objects. */
+type RawCore = Record<string, unknown> & {
+  DecodeSession?: new (options: string) => { prefill(o: string): string; step(o: string): string; reset(): void; delete(): void };
+};
+
+/** A result from the core: JSON text or an object; {error} becomes a CoreError. */
+function unwrap<T>(out: unknown): T {
+  const result = typeof out === 'string' ? JSON.parse(out) : out;
+  if (result && typeof result === 'object' && !Array.isArray(result) && 'error' in result) throw new CoreError(String(result.error));
   return result as T;
 }
 
-// ---- Shapes of what the core returns (see docs/trace-schema.md) ----
-
-export interface ModelConfig {
-  name: string;
-  vocab_size: number;
-  hidden_size: number;
-  n_layers: number;
-  n_heads: number;
-  n_kv_heads: number;
-  head_dim: number;
-  ffn_size: number;
-  rope_theta: number;
-  rms_norm_eps: number;
-  rope_pairing: 'half_split' | 'interleaved';
-  tie_embeddings: boolean;
+function bind(raw: RawCore): Core {
+  const run = <T>(name: string, ...args: (string | number)[]): T => {
+    const fn = raw[name];
+    if (typeof fn !== 'function') throw new CoreError(`the wasm core has no function ${name}: rebuild it (cmake --build build/wasm)`);
+    return unwrap<T>(fn.apply(raw, args));
+  };
+  const json = JSON.stringify;
+  return {
+    trace: (options = {}) => run('trace', json(options)),
+    verify: (options = {}) => run('verify', json(options)),
+    forward: (options) => run('forward', json(options)),
+    exportCheckpoint: (options = {}) => run('exportCheckpoint', json(options)),
+    config: (preset) => run('config', preset),
+    cachePayload: (config) => run('cachePayload', json(config)),
+    buildInfo: () => run('buildInfo'),
+    maskTiles: (spec, tileQ, tileK) => run('maskTiles', json(spec), tileQ, tileK),
+    softLookup: (options) => run('softLookup', json(options)),
+    ropeAngles: (options) => run('ropeAngles', json(options)),
+    ropeRotate: (options) => run('ropeRotate', json(options)),
+    ropeScores: (options) => run('ropeScores', json(options)),
+    attentionCost: (options) => run('attentionCost', json(options)),
+    judgeCatalogue: () => run('judgeCatalogue'),
+    judgeCases: (exercise) => run('judgeCases', exercise),
+    judgeOutputs: (exercise, outputs) => run('judgeOutputs', exercise, json(outputs)),
+    decodeSession: (options) => {
+      if (typeof raw.DecodeSession !== 'function') throw new CoreError('the wasm core has no DecodeSession');
+      const session = new raw.DecodeSession(json(options));
+      return {
+        prefill: (tokens) => unwrap(session.prefill(json({ tokens }))),
+        step: (token) => unwrap(session.step(json({ token }))),
+        reset: () => session.reset(),
+        delete: () => session.delete(),
+      };
+    },
+  };
 }
 
-export interface CheckRecord {
-  id: string;
-  name: string;
-  compares: string;
-  max_abs_error: number | null;
-  tolerance: number;
-  relation: '<=' | '>';
-  passed: boolean;
-}
+let loading: Promise<Core> | null = null;
 
-export interface Trace {
-  schema_version: number;
-  kind: string;
-  config: ModelConfig;
-  weights: Record<string, unknown>;
-  tokens: number[][];
-  positions: number[];
-  layers: { probabilities: number[][][][] }[];
-  logits: number[][][];
-  checks: CheckRecord[];
-  all_checks_passed: boolean;
-  cache_payload: Record<string, number>;
-  build: { project_version: string; compiler: string; platform: string };
-  // Written by the pretrained probe; absent from the tiny model's traces.
-  token_text?: string[][];
-  [extra: string]: unknown;
-}
-
-/** Per-layer intermediates of one forward pass ([B, H, T, ...] nested arrays). */
-export interface LayerCapture {
-  input: number[][][];
-  normed_input: number[][][];
-  q: number[][][][];
-  k: number[][][][];
-  v: number[][][][];
-  q_rope: number[][][][];
-  k_rope: number[][][][];
-  scores: number[][][][];
-  probabilities: number[][][][];
-  head_outputs: number[][][][];
-  attention_update: number[][][];
-  after_attention: number[][][];
-  ffn_output: number[][][];
-  output: number[][][];
-}
-
-export interface ForwardResult {
-  tokens: number[][];               // [B, T] the rows that ran
-  logits: number[][][];
-  positions?: number[];
-  layers?: LayerCapture[];
+/** Loads the wasm module the first time it is asked for; later calls share it. */
+export function loadCore(): Promise<Core> {
+  loading ??= createAnatomyCore({ locateFile: () => wasmUrl }).then((raw) => bind(raw as RawCore));
+  return loading;
 }

@@ -1,8 +1,16 @@
 // Widget state in the URL, so a view can be shared. Each widget owns the query
 // parameters that start with its own prefix ("w1.tokens", "w3.kind", ...).
-// Updates use history.replaceState: moving a slider does not flood the history.
+// Updates use history.replaceState, so moving a slider does not flood the
+// history, and at most once per 250 ms: replaceState takes milliseconds, more
+// than a redraw, and Safari refuses more than 100 calls in 30 seconds. The
+// values set in the meantime are merged; the latest of each wins.
+
+type Values = Record<string, string | number | null>;
+const writeEveryMs = 250;
 
 export class UrlState {
+  private pending: Values | null = null;
+
   constructor(private readonly prefix: string) {}
 
   get(name: string): string | null {
@@ -15,8 +23,15 @@ export class UrlState {
     return Number.isFinite(value) ? Math.min(max, Math.max(min, Math.round(value))) : fallback;
   }
 
-  /** Writes several parameters at once; null removes one. */
-  set(values: Record<string, string | number | null>): void {
+  /** Writes several parameters at once (within 250 ms); null removes one. */
+  set(values: Values): void {
+    if (this.pending === null) setTimeout(() => this.write(), writeEveryMs);
+    this.pending = { ...this.pending, ...values };
+  }
+
+  private write(): void {
+    const values = this.pending!;
+    this.pending = null;
     const params = new URLSearchParams(location.search);
     for (const [name, value] of Object.entries(values)) {
       if (value === null) params.delete(`${this.prefix}.${name}`);

@@ -1,11 +1,11 @@
 // How a page finds its widgets and hands each one the shared wasm core.
 // Markup: <figure class="widget" data-widget="w1" aria-labelledby="..."> ... </figure>
-import { loadCore, RawCore } from './core';
+import { loadCore, Core } from './core';
 import { el, setStatus } from './dom';
 import { UrlState } from './url-state';
 
 export interface WidgetContext {
-  core: RawCore;
+  core: Core;
   /** URL parameters owned by this widget (prefix = its data-widget name). */
   state: UrlState;
 }
@@ -28,7 +28,7 @@ export async function mountWidgets(widgets: Record<string, MountWidget>): Promis
     body.replaceChildren(status);
     return body;
   });
-  let core: RawCore;
+  let core: Core;
   try {
     core = await coreLoading;
     performance.mark('anatomy:core-ready');

@@ -15,12 +15,22 @@ export interface MarkerPair {
   closeLine: number;
 }
 
+/** A function's shape contract: the `// x: [..] -> [..]` lines above its declaration in `header`. */
+export interface Contract {
+  name: string;
+  header: string;
+  line: number;
+  shapes: string[];
+}
+
 export interface CheckedSource {
   /** Only the files some section lives in: path from the repository root -> text. */
   files: Record<string, string>;
   sections: Record<string, SectionRange>;
   /** keyLines[operation id][view index][note index]: the lines the note is about. */
   keyLines: Record<string, number[][][]>;
+  /** Section id -> the shape contracts of the functions it defines. */
+  contracts: Record<string, Contract[]>;
   errors: string[];
 }
 
@@ -37,4 +47,9 @@ export declare function loadAnatomySource(
   table: Record<string, SectionSpec>,
   operations: Operation[],
 ): CheckedSource & { scanned: string[] };
+export declare function findContracts(
+  sources: Record<string, string>,
+  table: Record<string, SectionSpec>,
+  sections: Record<string, SectionRange>,
+): { contracts: Record<string, Contract[]>; errors: string[] };
 export declare function describeErrors(errors: string[]): string;

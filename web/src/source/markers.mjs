@@ -119,6 +119,7 @@ function whereElse(lines, needle) {
  *   files: Record<string, string>,
  *   sections: Record<string, SectionRange>,
  *   keyLines: Record<string, number[][][]>,
+ *   contracts: Record<string, Contract[]>,
  *   errors: string[],
  * }} CheckedSource
  */
@@ -129,7 +130,7 @@ function whereElse(lines, needle) {
  * @param {Record<string, SectionSpec>} table sections by id (sections.mjs)
  * @param {Operation[]} operations the widget's list (sections.mjs)
  * @returns {CheckedSource} files holds only the files some section lives in; keyLines[op][view][note]
- *   lists the lines each key-line note points at
+ *   lists the lines each key-line note points at; contracts[section] the shape contracts of its functions
  */
 export function checkSources(sources, table, operations) {
   /** @type {string[]} */
@@ -217,7 +218,74 @@ export function checkSources(sources, table, operations) {
   for (const id of Object.keys(table))
     if (!shown.has(id)) errors.push(`section ${id} is marked but no operation in sections.mjs shows it`);
 
-  return { files, sections, keyLines, errors };
+  const { contracts, errors: contractErrors } = findContracts(sources, table, sections);
+  errors.push(...contractErrors);
+  return { files, sections, keyLines, contracts, errors };
+}
+
+/** A line at column 0 that starts a function (a definition in a .cpp, a declaration in a header): group 1 is its name. */
+const FUNCTION_START = /^(?![\s/#}]|template\b|namespace\b|return\b)[^=;(]*?\b([A-Za-z_]\w*)\s*\(/;
+
+/**
+ * @typedef {{ name: string, header: string, line: number, shapes: string[] }} Contract
+ *   shapes: the `// x: [..] -> [..]` lines of the function's declaration comment, spaces collapsed
+ */
+
+/**
+ * The shape contract of each function defined in the sections: the lines with `->` and a
+ * shape (`[`) in the comment above its declaration, in the header next to the section's
+ * .cpp. A function defined in a section and declared in that header must have one, unless
+ * the section lists it in `noContract` (with the reason); a file-local helper has none.
+ * @param {Record<string, string>} sources
+ * @param {Record<string, SectionSpec>} table
+ * @param {Record<string, SectionRange>} sections the located sections
+ * @returns {{ contracts: Record<string, Contract[]>, errors: string[] }}
+ */
+export function findContracts(sources, table, sections) {
+  /** @type {string[]} */
+  const errors = [];
+  /** @type {Record<string, Contract[]>} */
+  const contracts = {};
+  for (const [id, range] of Object.entries(sections)) {
+    const exempt = table[id].noContract ?? {};
+    const header = range.file.replace(/\.cpp$/, '.hpp');
+    const lines = sources[range.file].split('\n');
+    const defined = new Set();
+    for (let n = range.startLine; n <= range.endLine; n += 1) {
+      const match = FUNCTION_START.exec(lines[n - 1]);
+      if (match && !lines[n - 1].trimEnd().endsWith(';')) defined.add(match[1]);
+    }
+    for (const name of Object.keys(exempt))
+      if (!defined.has(name)) errors.push(`section ${id}: noContract names ${name}, which the section does not define`);
+    contracts[id] = [];
+    if (header === range.file || !(header in sources)) continue;
+    const headerLines = sources[header].split('\n');
+    for (const name of defined) {
+      const at = headerLines.findIndex((line) => FUNCTION_START.exec(line)?.[1] === name);
+      if (at < 0) continue;  // not declared in the header: a helper of the .cpp
+      let above = at - 1;
+      while (above >= 0 && /^template\b/.test(headerLines[above])) above -= 1;
+      const comment = [];
+      for (; above >= 0 && /^\s*\/\//.test(headerLines[above]); above -= 1) comment.unshift(headerLines[above]);
+      const shapes = comment
+        .map((line) => line.replace(/^\s*\/\/\s*/, '').replace(/\s+/g, ' ').trim())
+        .filter((text) => text.includes('->') && text.slice(text.indexOf('->')).includes('['))
+        // A contract after prose on the same line: only its "-> [..]" part.
+        .map((text) => (text.slice(0, text.indexOf('->')).includes(': [') ? text : text.slice(text.indexOf('->'))));
+      const where = `${header}:${at + 1}`;
+      if (name in exempt) {
+        if (shapes.length) errors.push(`${where}: ${name} has a shape contract now; take it out of noContract in section ${id}`);
+        continue;
+      }
+      if (shapes.length === 0)
+        errors.push(
+          `${where}: ${name} (defined in section ${id}) has no shape contract in its declaration comment; ` +
+            `add a line like "//   x: [B, T, D]  ->  [B, T, D]" above it, or list it in noContract of ${id} in sections.mjs with the reason`,
+        );
+      else contracts[id].push({ name, header, line: at + 1, shapes });
+    }
+  }
+  return { contracts, errors };
 }
 
 /**

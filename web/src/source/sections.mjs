@@ -2,7 +2,10 @@
 //
 // SECTIONS: every marked range of the C++ core, `// [anatomy:id]` ... `// [/anatomy:id]`,
 // with the file it must be in and code that must lie inside it. If a marker moves
-// off the code it names, the build and the ctest `source_markers` fail.
+// off the code it names, the build and the ctest `source_markers` fail. Each function
+// a section defines that the header next to its .cpp declares must have a shape
+// contract in its declaration comment (`//   q: [B, Hq, T, dh], ...  ->  [B, Hq, T, S]`),
+// which the reader shows with the code; `noContract` names the exceptions, with why.
 //
 // OPERATIONS: the list the reader picks from, in data-flow order. Each operation has
 // one or more views (a file with one or more of its sections highlighted) and, per
@@ -14,33 +17,39 @@
 
 /** @type {Record<string, import('./sections.mjs').SectionSpec>} */
 export const SECTIONS = {
-  // core/forward.cpp: the order of calls, in decoder_layer() and forward()
-  layer_attn_in: { file: 'core/forward.cpp', contains: ['rms_norm(x, w.attn_norm', 'linear(h, w.wq)', 'split_heads(', 'apply_rope('] },
-  layer_cache_append: { file: 'core/forward.cpp', contains: ['append_rows(k_cache, k_rope)', 'append_rows(v_cache, v)'] },
-  layer_attention: { file: 'core/forward.cpp', contains: ['attention_scores(', 'causal_mask(T, S)', 'softmax_rows(', 'weighted_values('] },
-  layer_attn_out: { file: 'core/forward.cpp', contains: ['merge_heads(heads)', 'residual_add(x, update)'] },
-  layer_ffn: { file: 'core/forward.cpp', contains: ['rms_norm(after_attention', 'swiglu(', 'residual_add(after_attention'] },
+  // core/decoder_layer.hpp: the order of calls in decoder_layer(), the one block every CPU model runs
+  layer_attn_in: { file: 'core/decoder_layer.hpp', contains: ['rms_norm(x, w.attn_norm', 'project(h, w.wq, parallel)', 'split_heads(', 'apply_rope('] },
+  layer_cache_append: { file: 'core/decoder_layer.hpp', contains: ['cache.append(k_rope, v)', 'cache.keys()', 'cache.values()'] },
+  layer_attention: { file: 'core/decoder_layer.hpp', contains: ['attention_scores(', 'causal_mask(T, S)', 'softmax_rows(', 'weighted_values('] },
+  layer_attn_out: { file: 'core/decoder_layer.hpp', contains: ['merge_heads(heads)', 'residual_add(x, update)'] },
+  layer_ffn: { file: 'core/decoder_layer.hpp', contains: ['rms_norm(after_attention', 'swiglu_hidden(', 'residual_add(after_attention'] },
+  // core/forward.cpp: the tiny model's cache layer, and forward()
+  tiny_cache_layer: { file: 'core/forward.cpp', contains: ['append_rows(k, k_rope)', 'append_rows(v, v_new)'] },
   forward_inputs: { file: 'core/forward.cpp', contains: ['std::iota(', 'embed(model.weights.embedding'] },
   forward_layers: { file: 'core/forward.cpp', contains: ['decoder_layer(', 'cache.position +='] },
   forward_head: { file: 'core/forward.cpp', contains: ['model.weights.final_norm', 'tied_logits('] },
   // core/kv_cache.cpp
-  kv_cache: { file: 'core/kv_cache.cpp', contains: ['KVCache<Real> empty_cache(', 'Tensor4<Real> append_rows(', 'xt::concatenate'] },
+  kv_cache: { file: 'core/kv_cache.cpp', contains: ['KVCache<Real> empty_cache(', 'Tensor4<Real> append_rows(', 'xt::concatenate'],
+    noContract: { empty_cache: 'builds an empty cache from a config; no tensor goes in' } },
   // core/ops/*.cpp: one function per operation
   embedding: { file: 'core/ops/embedding.cpp', contains: ['Tensor3<Real> embed(', 'std::copy'] },
   rms_norm: { file: 'core/ops/rms_norm.cpp', contains: ['Tensor3<Real> rms_norm(', 'std::sqrt'] },
   linear: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> linear(', 'y_row[j] += a * w_row[j]'] },
-  residual_add: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> residual_add(', 'x + update'] },
+  residual_add: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> residual_add(', 'x + update'],
+    noContract: { residual_add: 'elementwise: its comment says both are [B, T, D]' } },
   split_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> split_heads(', 'xt::reshape_view', 'xt::transpose'] },
   merge_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor3<Real> merge_heads(', 'xt::transpose', 'H * dh'] },
   repeat_kv: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> repeat_kv(', 'h / std::size_t(group)'] },
-  rope: { file: 'core/ops/rope.cpp', contains: ['rope_angles(', 'std::pow(theta', 'Tensor4<Real> apply_rope(', 'a * c - bb * s'] },
+  rope: { file: 'core/ops/rope.cpp', contains: ['rope_angles(', 'std::pow(theta', 'Tensor4<Real> apply_rope(', 'a * c - bb * s'],
+    noContract: { rope_pair_channels: 'two channel numbers, no tensor' } },
   kv_group: { file: 'core/ops/attention.cpp', contains: ['std::size_t kv_group(', 'n_query_heads / n_kv_heads'] },
   causal_mask: { file: 'core/ops/attention.cpp', contains: ['Mask causal_mask(', 'causal_allows('] },
   attention_scores: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> attention_scores(', 'h / group', 'std::sqrt'] },
   apply_mask: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> apply_mask(', 'infinity()'] },
   softmax_rows: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> softmax_rows(', 'in[s] - row_max'] },
   weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p * v_row[d]'] },
-  swiglu: { file: 'core/ops/swiglu.cpp', contains: ['Tensor3<Real> silu(', 'Tensor3<Real> swiglu(', 'gate * up'] },
+  swiglu: { file: 'core/ops/swiglu.cpp', contains: ['Tensor3<Real> silu(', 'Tensor3<Real> swiglu_hidden(', 'Tensor3<Real> swiglu(', 'gate * up'],
+    noContract: { silu: 'elementwise: the shape of its input' } },
   tied_logits: { file: 'core/ops/logits.cpp', contains: ['Tensor3<Real> tied_logits(', 'x_row[d] * e_row[d]'] },
 };
 
@@ -130,7 +139,7 @@ export const OPERATIONS = [
         sections: ['layer_attn_in'],
         notes: [
           { match: 'const Tensor3<Real> h = rms_norm', note: 'All three projections read the same normalised h; only their weights differ.' },
-          { match: 'linear(h, w.wq)', note: 'Q: [B, T, D] @ [D, Hq·dh] → [B, T, Hq·dh], every query head in one matrix product.' },
+          { match: 'project(h, w.wq, parallel)', note: 'Q: [B, T, D] @ [D, Hq·dh] → [B, T, Hq·dh], every query head in one matrix product. `project` reads the tiny model’s [in, out] matrix, or a checkpoint’s [out, in] rows where they lie: the same block runs both.' },
           {
             match: 'c.n_kv_heads)',
             note: 'K and V are split into `n_kv_heads` heads, so they are Hkv·dh = 16 wide, half the width of Q in this model.',
@@ -409,8 +418,12 @@ export const OPERATIONS = [
         sections: ['layer_attn_out'],
         notes: [
           {
-            match: 'linear(merge_heads(heads), w.wo)',
-            note: 'merge_heads undoes split_heads; linear applies Wo: [B, T, 32] @ [32, 32] → [B, T, 32] in this model.',
+            match: 'merge_heads(heads)',
+            note: 'merge_heads undoes split_heads: [B, Hq, T, dh] → [B, T, Hq·dh].',
+          },
+          {
+            match: 'project(merged, w.wo, parallel)',
+            note: 'Then Wo: [B, T, 32] @ [32, 32] → [B, T, 32] in this model.',
           },
         ],
       },
@@ -467,7 +480,7 @@ export const OPERATIONS = [
         sections: ['swiglu'],
         notes: [
           { match: 'a.data()[i] / (Real(1) + std::exp(-a.data()[i]))', note: 'silu(a) = a / (1 + e^(−a)) = a · sigmoid(a).' },
-          { match: 'silu(linear(x, w_gate))', note: 'The gate: [B, T, D] @ [D, F] → [B, T, F], through silu.' },
+          { match: 'silu(gate_in)', note: 'The gate, x @ W_gate ([B, T, D] @ [D, F] → [B, T, F]), through silu.' },
           { match: 'gate * up', note: 'The gating is an elementwise product: each of the F hidden channels is scaled by its own gate value.' },
           { match: 'linear(hidden, w_down)', note: 'Back to the residual width: [B, T, F] @ [F, D] → [B, T, D].' },
         ],
@@ -477,8 +490,8 @@ export const OPERATIONS = [
         sections: ['layer_ffn'],
         notes: [
           {
-            match: 'swiglu(h2, w.w_gate, w.w_up, w.w_down)',
-            note: 'Runs on the normalised h2; the next line adds its output to the residual stream.',
+            match: 'swiglu_hidden(gate, up)',
+            note: 'The gate and up projections of the normalised h2, gated, then projected back down; the next line adds the result to the residual stream.',
           },
         ],
       },
@@ -547,18 +560,28 @@ export const OPERATIONS = [
       'When tokens are generated one at a time, the keys and values of earlier tokens never change, so each layer keeps them. A step computes q, k, v for its new tokens only, appends k and v to the cache and attends over everything stored. Each layer’s cache is [B, Hkv, S, dh] for keys and the same for values; `cache.position` counts the tokens stored, which is the position of the next one.',
     views: [
       {
-        label: 'Uses in forward.cpp',
-        sections: ['layer_cache_append', 'forward_inputs', 'forward_layers'],
+        label: 'Append in decoder_layer()',
+        sections: ['layer_cache_append'],
         notes: [
           {
-            match: 'append_rows(k_cache, k_rope)',
-            note: 'Keys are stored after RoPE, so a cached key is never rotated again. S grows from history to history + T.',
+            match: 'cache.append(k_rope, v)',
+            note: 'Keys are stored after RoPE, so a cached key is never rotated again; values as they come out of the projection. S grows from history to history + T.',
           },
-          { match: 'append_rows(v_cache, v)', note: 'Values are stored as they come out of the projection.' },
           {
             match: 'S = k_cache.shape(2)',
             note: 'S, the number of keys, is read from the cache: queries attend to every stored key, and the mask allows s ≤ t + (S − T).',
           },
+        ],
+      },
+      {
+        label: 'Uses in forward.cpp',
+        sections: ['tiny_cache_layer', 'forward_inputs', 'forward_layers'],
+        notes: [
+          {
+            match: 'append_rows(k, k_rope)',
+            note: 'The tiny model’s cache layer: each layer’s keys are one tensor [B, Hkv, S, dh] that grows by T rows.',
+          },
+          { match: 'append_rows(v, v_new)', note: 'The same for the values.' },
           {
             match: 'std::iota(positions.begin(), positions.end(), cache.position)',
             note: 'New tokens get positions history, history + 1, …: RoPE must see the same positions whether a sequence is processed at once or step by step.',

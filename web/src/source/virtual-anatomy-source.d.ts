@@ -8,6 +8,8 @@ declare module 'virtual:anatomy-source' {
     sections: Record<string, { file: string; startLine: number; endLine: number }>;
     /** keyLines[operation id][view index][note index]: the lines each key-line note is about. */
     keyLines: Record<string, number[][][]>;
+    /** Section id -> the shape contract of each function it defines, from the header next to its .cpp. */
+    contracts: Record<string, { name: string; header: string; line: number; shapes: string[] }[]>;
   };
   export default source;
 }

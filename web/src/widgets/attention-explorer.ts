@@ -2,8 +2,9 @@
 // One forward pass of the wasm core (with capture) per change of ids gives every
 // layer's probabilities, value vectors and head outputs; changing the sequence,
 // layer, head or followed row only redraws from that pass.
-import { call, CoreError, ForwardResult, ModelConfig } from '../lib/core';
+import { CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, setStatus } from '../lib/dom';
+import { parseTokenIds } from '../lib/token-ids';
 import type { WidgetContext } from '../lib/widget';
 import { AttentionRun, AttentionView, Selection } from './attention-view';
 
@@ -12,27 +13,13 @@ const batchSize = 2;                    // `attn verify`'s --batch default
 // Beyond 32 positions the heatmap cells get too small to point at on a phone.
 const maxTokens = 32;
 
-
-/** Reads "1, 2, 3" (commas or spaces) into ids, or says what is wrong with it. */
-export function parseIds(text: string, vocabSize: number): { ids: number[] } | { error: string } {
-  const parts = text.split(/[\s,]+/).filter((part) => part !== '');
-  if (parts.length === 0) return { error: 'Type at least one token id, e.g. 1,2,3.' };
-  if (parts.length > maxTokens) return { error: `${parts.length} ids given; the explorer takes at most ${maxTokens}.` };
-  const ids: number[] = [];
-  for (const [t, part] of parts.entries()) {
-    if (!/^\d+$/.test(part)) return { error: `"${part}" (position ${t}) is not a token id: ids are whole numbers from 0 to ${vocabSize - 1}.` };
-    const id = Number(part);
-    if (id >= vocabSize) return { error: `Token id ${id} (position ${t}) is outside the vocabulary: ids run from 0 to ${vocabSize - 1}.` };
-    ids.push(id);
-  }
-  return { ids };
-}
+const parseIds = (text: string, vocabSize: number) => parseTokenIds(text, { vocabSize, max: maxTokens, taker: 'the explorer' });
 
 /** One forward pass over the batch, kept as the view's run. */
 function runModel(context: WidgetContext, config: ModelConfig, ids: number[]): AttentionRun {
   // The core builds the batch as `attn verify --batch` does. Only what the view shows
   // is captured: serialising every intermediate costs several times the pass itself.
-  const result = call<ForwardResult>(context.core, 'forward', { ids, batch: batchSize, capture: ['probabilities', 'v', 'head_outputs'] });
+  const result = context.core.forward({ ids, batch: batchSize, capture: ['probabilities', 'v', 'head_outputs'] });
   const layers = result.layers!;
   return {
     config,
@@ -42,22 +29,9 @@ function runModel(context: WidgetContext, config: ModelConfig, ids: number[]): A
   };
 }
 
-/**
- * Returns a function that writes the view to the URL (row only once the reader
- * picked one), at most once per 250 ms: history.replaceState takes milliseconds,
- * more than a redraw, and Safari refuses more than 100 calls in 30 seconds.
- */
-function stateWriter(context: WidgetContext): (ids: number[], sel: Selection) => void {
-  let pending: [number[], Selection] | null = null;
-  return (ids, sel) => {
-    if (pending === null)
-      setTimeout(() => {
-        const [latestIds, latest] = pending!;
-        pending = null;
-        context.state.set({ tokens: latestIds.join(','), batch: latest.batch, layer: latest.layer, head: latest.head, row: latest.row });
-      }, 250);
-    pending = [ids, sel];
-  };
+/** Writes the view to the URL (row only once the reader picked one). */
+function saveState(context: WidgetContext, ids: number[], sel: Selection): void {
+  context.state.set({ tokens: ids.join(','), batch: sel.batch, layer: sel.layer, head: sel.head, row: sel.row });
 }
 
 /** The link's sequence, layer, head and row; anything missing or out of range is the default. */
@@ -76,18 +50,17 @@ function readSelection(context: WidgetContext, config: ModelConfig): Selection {
 }
 
 export function mountAttentionExplorer(root: HTMLElement, context: WidgetContext): void {
-  const config = call<ModelConfig>(context.core, 'config', 'tiny');
+  const config = context.core.config('tiny');
   const status = el('p', { class: 'status', 'data-testid': 'w1-status' });
   const timing = el('p', { class: 'update-time', 'data-testid': 'w1-timing' });
   const tokensInput = el('input', { type: 'text', class: 'tokens-input', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'w1-tokens' });
 
   let ids = defaultIds;
-  const saveState = stateWriter(context);
   const view = new AttentionView({
     testPrefix: 'w1',
     batchLabel: (b) => (b === 0 ? 'sequence 0 (your ids)' : `sequence ${b} (shifted ids)`),
     onChange: (selection, ms) => {
-      saveState(ids, selection);
+      saveState(context, ids, selection);
       showTime(timing, ms);
     },
   });
@@ -114,7 +87,7 @@ export function mountAttentionExplorer(root: HTMLElement, context: WidgetContext
     }
     tokensInput.removeAttribute('aria-invalid');
     setStatus(status, sequenceNote(ids, config.vocab_size));
-    if (save) saveState(ids, view.selection);
+    if (save) saveState(context, ids, view.selection);
   };
   tokensInput.addEventListener('input', () => update(true));
 

@@ -7,19 +7,12 @@
 //   decode:  one new token against S cached keys: projections constant, attention
 //            4Sd growing with S, and the bytes of K and V each step reads.
 import './lessons.css';
-import { call, CoreError } from '../lib/core';
+import { Cost, CoreError, Flops } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
-import { bytes, grouped, markUpdated, scientific, urlWriter } from './lesson-kit';
+import { bytes, grouped, markUpdated, scientific } from './lesson-kit';
 import { LogChart } from './log-chart';
 
-interface Flops { projections: number; scores: number; weighted: number }
-interface Cost {
-  prefill: Flops;
-  decode: Flops;
-  decode_cache_bytes: number;
-  crossover_T: number;
-}
 interface Inputs { d: number; heads: number; kv: number; T: number; bytes: number }
 
 const defaults: Inputs = { d: 4096, heads: 32, kv: 32, T: 4096, bytes: 2 };
@@ -57,7 +50,6 @@ function readInputs(fields: Record<keyof Inputs, HTMLInputElement | HTMLSelectEl
 
 export function mountCost(root: HTMLElement, context: WidgetContext): void {
   const { core, state } = context;
-  const saveState = urlWriter(state);
   root.classList.add('lesson-widget', 'cost-widget');
 
   const fields = {
@@ -128,7 +120,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
     }
     const inputs = read.inputs;
     const cost = (T: number) =>
-      call<Cost>(core, 'attentionCost', { d: inputs.d, T, n_heads: inputs.heads, n_kv_heads: inputs.kv, bytes_per_scalar: inputs.bytes });
+      core.attentionCost({ d: inputs.d, T, n_heads: inputs.heads, n_kv_heads: inputs.kv, bytes_per_scalar: inputs.bytes });
     let atT: Cost, curve: Cost[];
     try {
       atT = cost(inputs.T);
@@ -239,7 +231,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
       `and a smaller cache (fewer KV heads, a narrower type) makes it faster directly. Prefill reads the same bytes once for all T queries, so its FLOPs per byte grow with T.`;
 
     markUpdated(root, timing, performance.now() - start, ` (${chartTs.length + 2} core calls)`);
-    saveState({ d: inputs.d, heads: inputs.heads, kv: inputs.kv, T: inputs.T, bytes: inputs.bytes });
+    state.set({ d: inputs.d, heads: inputs.heads, kv: inputs.kv, T: inputs.T, bytes: inputs.bytes });
   }
 
   for (const node of Object.values(fields)) node.addEventListener(node instanceof HTMLSelectElement ? 'change' : 'input', update);

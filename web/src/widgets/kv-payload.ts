@@ -8,23 +8,16 @@
 // Controls (data-testid): w5-preset, w5-layers, w5-kv-heads, w5-head-dim,
 // w5-dtype, w5-context, w5-batch. Output: w5-scalars, w5-bytes-fp32,
 // w5-bytes-bf16, w5-bytes-fp8, w5-total, w5-total-bytes, w5-payload-status.
-import { call, CoreError, ModelConfig, RawCore } from '../lib/core';
+import { CachePayload, Core, CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
 import type { UrlState } from '../lib/url-state';
-
-interface Payload {
-  scalars_per_token: number;
-  bytes_per_token_fp32: number;
-  bytes_per_token_16bit: number;
-  bytes_per_token_fp8: number;
-}
 
 const presets: [string, string][] = [
   ['tiny', 'tiny (the stepper’s model)'],
   ['tinyllama-1.1b', 'TinyLlama-1.1B'],
   ['custom', 'your own numbers'],
 ];
-const dtypes: { value: string; label: string; bytes: number; field: keyof Payload }[] = [
+const dtypes: { value: string; label: string; bytes: number; field: keyof CachePayload }[] = [
   { value: 'fp32', label: 'fp32', bytes: 4, field: 'bytes_per_token_fp32' },
   { value: 'bf16', label: 'bf16', bytes: 2, field: 'bytes_per_token_16bit' },
   { value: 'fp8', label: 'fp8', bytes: 1, field: 'bytes_per_token_fp8' },
@@ -44,7 +37,7 @@ export function formatBytes(bytes: bigint): string {
 }
 
 /** Builds the calculator (its state in the URL under the given prefix); returns its root. */
-export function payloadCalculator(core: RawCore, state: UrlState): HTMLElement {
+export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
   const presetSelect = select(presets, 'tinyllama-1.1b');
   const layers = numberInput('number', 1, 1000, 1, 22);
   const kvHeads = numberInput('number', 1, 1024, 1, 4);
@@ -106,7 +99,7 @@ export function payloadCalculator(core: RawCore, state: UrlState): HTMLElement {
   );
 
   function fillFromPreset(name: string): void {
-    presetConfig = call<ModelConfig>(core, 'config', name);
+    presetConfig = core.config(name);
     layers.value = String(presetConfig.n_layers);
     kvHeads.value = String(presetConfig.n_kv_heads);
     headDim.value = String(presetConfig.head_dim);
@@ -140,10 +133,10 @@ export function payloadCalculator(core: RawCore, state: UrlState): HTMLElement {
     const config: ModelConfig =
       presetSelect.value !== 'custom' && presetConfig
         ? presetConfig
-        : { ...(presetConfig ?? call<ModelConfig>(core, 'config', 'tinyllama-1.1b')), name: 'custom', n_layers: L, n_kv_heads: Hkv, n_heads: Hkv, head_dim: dh, hidden_size: Hkv * dh };
-    let payload: Payload;
+        : { ...(presetConfig ?? core.config('tinyllama-1.1b')), name: 'custom', n_layers: L, n_kv_heads: Hkv, n_heads: Hkv, head_dim: dh, hidden_size: Hkv * dh };
+    let payload: CachePayload;
     try {
-      payload = call<Payload>(core, 'cachePayload', config);
+      payload = core.cachePayload(config);
     } catch (error) {
       const message = error instanceof CoreError ? error.message : String(error);
       if (/head_dim/.test(message)) headDim.setAttribute('aria-invalid', 'true');
@@ -168,17 +161,12 @@ export function payloadCalculator(core: RawCore, state: UrlState): HTMLElement {
     if (save) saveState();
   }
 
-  let saveTimer: number | null = null;
   function saveState(): void {
-    if (saveTimer !== null) return;
-    saveTimer = window.setTimeout(() => {
-      saveTimer = null;
-      const custom = presetSelect.value === 'custom';
-      state.set({
-        preset: presetSelect.value, dtype: dtype.value, context: context.value, batch: batch.value,
-        layers: custom ? layers.value : null, kvheads: custom ? kvHeads.value : null, headdim: custom ? headDim.value : null,
-      });
-    }, 250);
+    const custom = presetSelect.value === 'custom';
+    state.set({
+      preset: presetSelect.value, dtype: dtype.value, context: context.value, batch: batch.value,
+      layers: custom ? layers.value : null, kvheads: custom ? kvHeads.value : null, headdim: custom ? headDim.value : null,
+    });
   }
 
   presetSelect.addEventListener('change', () => {

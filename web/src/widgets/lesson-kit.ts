@@ -1,25 +1,6 @@
 // Small pieces shared by the chapter widgets W2 (soft lookup), W4 (RoPE) and
-// W6 (cost): a throttled URL writer, the "updated in … ms" readout, and number
-// formats for FLOP and byte counts.
-import type { UrlState } from '../lib/url-state';
-
-/**
- * Returns a function that writes widget state to the URL at most once per 250 ms
- * (history.replaceState costs milliseconds, and Safari refuses more than 100 calls
- * in 30 seconds); the latest values win.
- */
-export function urlWriter(state: UrlState): (values: Record<string, string | number | null>) => void {
-  let pending: Record<string, string | number | null> | null = null;
-  return (values) => {
-    if (pending === null)
-      setTimeout(() => {
-        const latest = pending!;
-        pending = null;
-        state.set(latest);
-      }, 250);
-    pending = { ...(pending ?? {}), ...values };
-  };
-}
+// W6 (cost): the "updated in … ms" readout and number formats for FLOP and
+// byte counts.
 
 /**
  * Records how long an update took: data-updated-ms on the widget's host

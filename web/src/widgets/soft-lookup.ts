@@ -6,16 +6,10 @@
 // and removed. The scale slider shows the two limits: a large scale gives a hard
 // lookup of the best-matching key, a small one the plain mean of the values.
 import './lessons.css';
-import { call, CoreError } from '../lib/core';
+import { CoreError, Lookup } from '../lib/core';
 import { el, formatNumber, labelled, select, setStatus, svgEl, uid } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
-import { markUpdated, urlWriter } from './lesson-kit';
-
-interface Lookup {
-  scores: number[];  // [N] scale * q.k_n
-  weights: number[]; // [N] softmax(scores)
-  mixed: number[];   // [Dv]
-}
+import { markUpdated } from './lesson-kit';
 
 interface Point { x: number; y: number }
 interface Key { at: Point; value: number[] } // value: [Dv]
@@ -70,7 +64,6 @@ function parseKeys(keysText: string | null, valuesText: string | null, dims: num
 
 export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void {
   const { core, state } = context;
-  const saveState = urlWriter(state);
   root.classList.add('lesson-widget', 'lookup-widget');
 
   let dims = state.get('dims') === '2' ? 2 : 3;
@@ -232,9 +225,9 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     const values = keys.map((k) => k.value);
     let result: Lookup, mean: Lookup;
     try {
-      result = call<Lookup>(core, 'softLookup', { query: [query.x, query.y], keys: keys.map((k) => [k.at.x, k.at.y]), values, scale: scale() });
+      result = core.softLookup({ query: [query.x, query.y], keys: keys.map((k) => [k.at.x, k.at.y]), values, scale: scale() });
       // The same lookup with the query at the origin: every score is 0, every weight 1/N, the mix the plain mean.
-      mean = call<Lookup>(core, 'softLookup', { query: [0, 0], keys: keys.map((k) => [k.at.x, k.at.y]), values, scale: 1 });
+      mean = core.softLookup({ query: [0, 0], keys: keys.map((k) => [k.at.x, k.at.y]), values, scale: 1 });
     } catch (error) {
       setStatus(status, `The core refused this lookup: ${error instanceof CoreError ? error.message : String(error)}`, 'error');
       return;
@@ -242,7 +235,7 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     draw(result, mean);
     const ms = performance.now() - start;
     markUpdated(root, timing, ms);
-    saveState({
+    state.set({
       q: `${query.x},${query.y}`,
       s: scale(),
       k: keys.map((k) => `${k.at.x},${k.at.y}`).join(';'),

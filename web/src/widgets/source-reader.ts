@@ -3,6 +3,8 @@
 // `virtual:anatomy-source`, which the build makes from the marker comments in
 // core/ (web/tools/anatomy-source.ts); the list and the explanations come from
 // src/source/sections.mjs, and the build checks the two against each other.
+// Above the code, the shape contract of each function the view shows, as the
+// header next to its .cpp declares it (`q: [B, Hq, T, dh], ... -> [B, Hq, T, S]`).
 // State in the URL: w7.op (operation id) and w7.view (which of its views, from 0).
 import source from 'virtual:anatomy-source';
 import { el, uid } from '../lib/dom';
@@ -122,12 +124,13 @@ export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): 
   const viewsLabel = el('span', { class: 'w7-views-label', id: uid('w7-views') }, 'Show:');
   const views = el('div', { class: 'w7-views', role: 'group', 'aria-labelledby': viewsLabel.id });
   const where = el('p', { class: 'w7-where', role: 'status', 'aria-live': 'polite' });
+  const contracts = el('ul', { class: 'w7-contracts', 'aria-label': 'Shape contracts' });
   const codeBox = el('div', { class: 'w7-code', role: 'region', tabindex: 0 });
   const notesTitle = el('h4', { class: 'w7-notes-title' }, 'Key lines');
   const notes = el('ol', { class: 'w7-notes' });
   let lineNodes: HTMLElement[] = [];
 
-  const panel = el('div', { class: 'w7-panel' }, title, summary, el('div', { class: 'w7-view-bar' }, viewsLabel, views), where, codeBox, notesTitle, notes);
+  const panel = el('div', { class: 'w7-panel' }, title, summary, el('div', { class: 'w7-view-bar' }, viewsLabel, views), where, contracts, codeBox, notesTitle, notes);
   root.append(el('div', { class: 'w7' }, el('div', { class: 'w7-grid' }, el('div', { class: 'w7-nav' }, listLabel, list), panel)));
 
   /** Scrolls the code box (never the page) so that lines first..last are in view, centred when they fit. */
@@ -177,6 +180,14 @@ export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): 
       el('code', { class: 'w7-file' }, file),
       ` · lines ${rangeText} highlighted`,
     );
+
+    const shown = view.sections.flatMap((id) => source.contracts[id] ?? []);
+    contracts.replaceChildren(
+      ...shown.map((c) =>
+        el('li', { class: 'w7-contract', title: `Declared in ${c.header}, line ${c.line}` },
+          el('code', { class: 'w7-contract-name' }, `${c.name}()`), ' ', ...c.shapes.map((shape) => el('code', { class: 'w7-shape' }, shape)))),
+    );
+    contracts.hidden = shown.length === 0;
 
     const rendered = renderFile(source.files[file], ranges, new Set(keyLines.flat()));
     lineNodes = rendered.lines;

@@ -6,7 +6,7 @@
 // the heatmaps' axes, with whitespace made visible. A file that is not a valid
 // trace gets one message naming the problem; the widget keeps showing whatever it
 // showed before.
-import { call, CoreError } from '../lib/core';
+import { CoreError } from '../lib/core';
 import { el, labelled, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
 import { AttentionRun, AttentionView } from './attention-view';
@@ -137,7 +137,7 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
   ownButton.addEventListener('click', () => {
     try {
       // The same defaults as `attn verify`: ids 1..6, batch 2, seed 1.
-      show(validateTrace(call<unknown>(context.core, 'trace', {})), "the page's own trace (wasm core, ids 1–6, batch 2)");
+      show(validateTrace(context.core.trace()), "the page's own trace (wasm core, ids 1–6, batch 2)");
     } catch (error) {
       refuse("the page's own trace", error);
     }
