@@ -1,9 +1,7 @@
 #include "attention_bench.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <ctime>
 #include <set>
 #include <sstream>
 
@@ -13,12 +11,12 @@
 #include "../random.hpp"
 #include "../token_batch.hpp"
 #include "attention_check.hpp"
+#include "harness.hpp"
 
 namespace anatomy {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 using AttentionFn = Tensor4<float> (*)(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&);
 
 Tensor4<float> reference_repeated(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v) {
@@ -49,35 +47,18 @@ Tensor4<float> random_tensor(const std::array<std::size_t, 4>& shape, std::uint6
     return x;
 }
 
-double ms_since(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+TimingPolicy timing_policy(const BenchOptions& o) { return {o.warmup, o.min_runs, o.max_runs, o.budget_ms}; }
 
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
+// The harness's timing loop on the steady clock; each timed call's CPU time beside it.
 struct Runs {
     std::vector<double> wall_ms;  // each timed call, wall clock
     std::vector<double> cpu_ms;   // the same calls, process CPU time (std::clock)
 };
 
-// Warm-up, then timed runs (see the header).
 Runs time_runs(const BenchOptions& o, const std::function<void()>& run) {
-    for (int i = 0; i < o.warmup; ++i) run();
-    Runs runs;
-    const Clock::time_point start = Clock::now();
-    while (int(runs.wall_ms.size()) < std::max(o.max_runs, 1)) {
-        const std::clock_t c0 = std::clock();
-        const Clock::time_point t0 = Clock::now();
-        run();
-        runs.wall_ms.push_back(ms_since(t0));
-        runs.cpu_ms.push_back(1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC);
-        if (int(runs.wall_ms.size()) >= o.min_runs && ms_since(start) > o.budget_ms) break;
-    }
-    return runs;
+    SteadyClockTimer timer;
+    const Timing timing = time_calls(timer, timing_policy(o), run);
+    return {timing.runs_ms, timer.cpu_ms()};
 }
 
 // "ms" is the median wall time; "cpu_ms" the median CPU time of the same calls.
@@ -152,12 +133,18 @@ void attention_case(const BenchOptions& o, const std::string& name, std::size_t 
                 << " MB";
             row["skipped"] = why.str();
         } else {
-            const Validation check = validate_rows(kernel.run(q, k, v), reference);
-            row["validation"] = validation_json(check);
-            if (!check.passed) {
+            SteadyClockTimer timer;
+            const auto validate = [&] {
+                const Validation check = validate_rows(kernel.run(q, k, v), reference);
+                row["validation"] = validation_json(check);
+                return check.passed;
+            };
+            const std::optional<Timing> timing =
+                validate_then_time(validate, timer, timing_policy(o), [&] { kernel.run(q, k, v); });
+            if (!timing) {
                 row["skipped"] = "failed validation: not timed";
             } else {
-                put_timing(row, time_runs(o, [&] { kernel.run(q, k, v); }));
+                put_timing(row, {timing->runs_ms, timer.cpu_ms()});
                 row["gflops"] = attention_flops(B, Hq, T, S, dh) / row["ms"].get<double>() / 1e6;
             }
         }

@@ -1,6 +1,7 @@
 // The CPU attention benchmark shared by `attn bench cpu` (native) and
-// benchCpu() (wasm): one harness that first checks each kernel against the
-// reference (attention_check.hpp) and then times it (ggml's test-backend-ops).
+// benchCpu() (wasm), on the one check-and-time harness (harness.hpp, ggml's
+// test-backend-ops): each kernel is first checked against the reference on
+// sampled rows (attention_check.hpp) and then timed on the steady clock.
 //
 // Cases, all causal, batch B, Hq query heads sharing Hkv KV heads, head size dh:
 //   prefill    T new tokens, no history (S = T)
@@ -16,9 +17,10 @@
 // Kernels: grouped (v2), streaming (v3), rows (v1) and the reference with
 // repeated K/V (v0), see core/ops/attention_kernels.hpp.
 //
-// Timing: `warmup` untimed calls, then timed calls until `max_runs` are done or,
-// once `min_runs` are done, `budget_ms` has passed; the statistic is the median.
-// A kernel that fails validation is not timed (its row says why).
+// Timing (harness.hpp: time_calls): `warmup` untimed calls, then timed calls
+// until `max_runs` are done or, once `min_runs` are done, they have taken
+// `budget_ms`; the statistic is the median. A kernel that fails validation is
+// not timed (validate_then_time; its row says why).
 #pragma once
 
 #include <functional>

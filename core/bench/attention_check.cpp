@@ -6,6 +6,7 @@
 #include <xtensor/xview.hpp>
 
 #include "../ops/attention_kernels.hpp"
+#include "harness.hpp"
 
 namespace anatomy {
 namespace {
@@ -51,7 +52,7 @@ ReferenceRows reference_rows(const Tensor4<float>& q, const Tensor4<float>& k, c
 Validation validate_rows(const Tensor4<float>& out, const ReferenceRows& reference) {
     Validation result;
     result.reference_error = reference.fp32_error;
-    result.tolerance = 2 * reference.fp32_error + kAbsoluteFloor;
+    result.tolerance = attention_tolerance(reference.fp32_error, kCpuToleranceFloor);
     bool finite = true;
     for (std::size_t i = 0; i < reference.rows.size(); ++i) {
         const std::size_t t = reference.rows[i];
@@ -68,7 +69,7 @@ Validation validate_rows(const Tensor4<float>& out, const ReferenceRows& referen
                 }
         ++result.rows_checked;
     }
-    result.passed = finite && result.rows_checked > 0 && result.max_error <= result.tolerance;
+    result.passed = finite && result.rows_checked > 0 && within_tolerance(result.max_error, result.tolerance);
     return result;
 }
 

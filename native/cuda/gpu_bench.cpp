@@ -9,9 +9,12 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 
+#include "bench/harness.hpp"
 #include "cuda/attention_kernels.hpp"
 #include "cuda/bench_kernels.hpp"
+#include "cuda/cuda_event_timer.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/gpu_kernel_checks.hpp"
 #include "cuda/gpu_runtime.hpp"
@@ -24,64 +27,20 @@ namespace {
 using gpu::bf16;
 using gpu::DeviceBuffer;
 
-// CUDA events around one call, RAII.
-class EventPair {
-public:
-    EventPair() {
-        CUDA_CHECK(cudaEventCreate(&start_));
-        CUDA_CHECK(cudaEventCreate(&stop_));
-    }
-    ~EventPair() {
-        cudaEventDestroy(start_);
-        cudaEventDestroy(stop_);
-    }
-    EventPair(const EventPair&) = delete;
-    EventPair& operator=(const EventPair&) = delete;
-    cudaEvent_t start() const { return start_; }
-    cudaEvent_t stop() const { return stop_; }
+// Median milliseconds of `call` under the GPU's policy (harness.hpp: gpu_timing_policy),
+// each timed call after an L2 flush (CudaEventTimer).
+double median_ms(gpu::CudaEventTimer& timer, int max_runs, const std::function<void()>& call) {
+    return time_calls(timer, gpu_timing_policy(max_runs), call).median_ms;
+}
 
-private:
-    cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
-
-// Evicts the L2 cache between timed calls by reading a buffer twice its size
-// (bench_kernels.hpp: a read leaves no dirty lines to be written back during the
-// next timed call). The buffer is never written: its contents do not matter.
-class L2Flush {
-public:
-    explicit L2Flush(const gpu::GpuRuntime& g)
-        : buffer_((std::max<std::size_t>(2 * g.info().l2_cache_bytes, 1 << 20) + 15) / 16 * 16), sink_(1) {}
-    void run(cudaStream_t stream) { gpu::read_through(buffer_.data(), buffer_.bytes(), sink_.data(), stream); }
-    std::size_t bytes() const { return buffer_.bytes(); }
-
-private:
-    DeviceBuffer<char> buffer_;
-    DeviceBuffer<unsigned> sink_;
-};
-
-// Median milliseconds of `call` on the runtime's stream: 3 warm-up calls, then up
-// to max_runs timed calls (at least 5, and no more once 2 s of timed work is spent),
-// each after the L2 cache is flushed.
-double median_ms(const gpu::GpuRuntime& g, L2Flush& l2_flush, int max_runs, const std::function<void()>& call) {
-    for (int i = 0; i < 3; ++i) call();
-    g.synchronize();
-    EventPair events;
-    std::vector<double> times;
-    double spent = 0;
-    for (int run = 0; run < max_runs && (run < 5 || spent < 2000.0); ++run) {
-        l2_flush.run(g.stream());
-        CUDA_CHECK(cudaEventRecord(events.start(), g.stream()));
-        call();
-        CUDA_CHECK(cudaEventRecord(events.stop(), g.stream()));
-        CUDA_CHECK(cudaEventSynchronize(events.stop()));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, events.start(), events.stop()));
-        times.push_back(ms);
-        spent += ms;
-    }
-    std::sort(times.begin(), times.end());
-    const std::size_t n = times.size();
-    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+// The same for a kernel, through the harness's validate-then-time step: nothing
+// (not timed) when the kernel failed its check (gpu_kernel_checks.hpp).
+std::optional<double> checked_median_ms(gpu::CudaEventTimer& timer, bool check_passed, int max_runs,
+                                        const std::function<void()>& call) {
+    const std::optional<Timing> timing =
+        validate_then_time([check_passed] { return check_passed; }, timer, gpu_timing_policy(max_runs), call);
+    if (!timing) return std::nullopt;
+    return timing->median_ms;
 }
 
 // A bf16 buffer of n values uniform in [-1, 1), different for each seed.
@@ -92,11 +51,11 @@ DeviceBuffer<bf16> random_bf16(const gpu::GpuRuntime& g, std::size_t n, std::uin
 }
 
 // The cuBLAS ceiling: C = A B, bf16 in, fp32 accumulate, n x n x n.
-double gemm_tflops(const gpu::GpuRuntime& g, L2Flush& l2_flush, int n, int runs) {
+double gemm_tflops(const gpu::GpuRuntime& g, gpu::CudaEventTimer& timer, int n, int runs) {
     DeviceBuffer<bf16> a = random_bf16(g, std::size_t(n) * n, 1), b = random_bf16(g, std::size_t(n) * n, 2);
     DeviceBuffer<bf16> c(std::size_t(n) * n);
     const float one = 1.0f, zero = 0.0f;
-    const double ms = median_ms(g, l2_flush, runs, [&] {
+    const double ms = median_ms(timer, runs, [&] {
         CUBLAS_CHECK(cublasGemmEx(g.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), CUDA_R_16BF, n,
                                   b.data(), CUDA_R_16BF, n, &zero, c.data(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT));
@@ -149,12 +108,12 @@ nlohmann::json run_torch_peer(const GpuAttentionBenchOptions& o, const nlohmann:
 nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
     require_gpu_device(o.device);
     const gpu::GpuRuntime g(o.device);
-    L2Flush l2_flush(g);
+    gpu::CudaEventTimer timer(g);
     nlohmann::json report = {{"kind", "attn-bench-attention-gpu"}, {"device", gpu::gpu_info_to_json(g.info())},
                              {"dtype", "bf16"}, {"H", 32}, {"rows", nlohmann::json::array()},
                              {"checks", nlohmann::json::array()}};
     std::cerr << "bench: cuBLAS bf16 GEMM 8192^3 (the ceiling)\n";
-    report["gemm_tflops"] = gemm_tflops(g, l2_flush, 8192, std::min(o.max_runs, 20));
+    report["gemm_tflops"] = gemm_tflops(g, timer, 8192, std::min(o.max_runs, 20));
 
     const int H = 32;
     nlohmann::json peer_cases = nlohmann::json::array();
@@ -187,12 +146,12 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
                     auto record = [&](const char* name, bool validated, const std::function<void()>& call) {
                         std::cerr << "bench: " << name << " B " << B << " Hkv " << Hkv << " T " << T << " D " << D
                                   << (causal ? " causal\n" : "\n");
-                        if (!validated) {
+                        const std::optional<double> ms = checked_median_ms(timer, validated, o.max_runs, call);
+                        if (!ms) {
                             row[name] = {{"skipped", "SKIPPED: failed its check"}};
                             return;
                         }
-                        const double ms = median_ms(g, l2_flush, o.max_runs, call);
-                        row[name] = {{"ms", ms}, {"tflops", flops / (ms * 1e-3) / 1e12}};
+                        row[name] = {{"ms", *ms}, {"tflops", flops / (*ms * 1e-3) / 1e12}};
                     };
                     record("flash_mma", valid[1], [&] {
                         gpu::attention_flash_mma(sh, mask, q.data(), k.data(), v.data(), out.data(), g.stream());
@@ -224,7 +183,7 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
             }
 
     std::cerr << "bench: torch scaled_dot_product_attention (peer)\n";
-    const nlohmann::json torch = run_torch_peer(o, peer_cases, l2_flush.bytes());
+    const nlohmann::json torch = run_torch_peer(o, peer_cases, timer.l2_flush_bytes());
     report["torch"] = torch;
     if (torch.contains("cases"))
         for (std::size_t i = 0; i < report["rows"].size() && i < torch["cases"].size(); ++i) {
@@ -243,7 +202,7 @@ nlohmann::json run_gpu_attention_bench(const GpuAttentionBenchOptions& o) {
 nlohmann::json run_gpu_decode_bench(const GpuDecodeBenchOptions& o) {
     require_gpu_device(o.device);
     const gpu::GpuRuntime g(o.device);
-    L2Flush l2_flush(g);
+    gpu::CudaEventTimer timer(g);
     nlohmann::json report = {{"kind", "attn-bench-decode-gpu"}, {"device", gpu::gpu_info_to_json(g.info())},
                              {"dtype", "bf16"}, {"rows", nlohmann::json::array()}, {"checks", nlohmann::json::array()}};
 
@@ -252,7 +211,7 @@ nlohmann::json run_gpu_decode_bench(const GpuDecodeBenchOptions& o) {
         const std::size_t bytes = std::size_t(1) << 30;
         DeviceBuffer<char> from(bytes), to(bytes);
         CUDA_CHECK(cudaMemset(from.data(), 1, bytes));
-        const double ms = median_ms(g, l2_flush, 20, [&] {
+        const double ms = median_ms(timer, 20, [&] {
             CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, g.stream()));
         });
         report["copy_gbps"] = 2.0 * double(bytes) / (ms * 1e-3) / 1e9;
@@ -284,48 +243,54 @@ nlohmann::json run_gpu_decode_bench(const GpuDecodeBenchOptions& o) {
             // Bytes that must cross from memory: the cache's K and V once (q and out are tiny).
             const double bytes = 2.0 * Hkv * double(S) * D * sizeof(bf16);
             nlohmann::json row = {{"B", 1}, {"H", H}, {"Hkv", Hkv}, {"S", S}, {"D", D}, {"cache_bytes", bytes}};
-            const auto timed = [&](const std::function<void()>& call) {
-                const double ms = median_ms(g, l2_flush, o.max_runs, call);
-                const double gbps = bytes / (ms * 1e-3) / 1e9;
-                return nlohmann::json{{"ms", ms}, {"gbps", gbps}, {"of_copy", gbps / copy_gbps}};
+            // {"ms", "gbps", "of_copy"}, or nothing when the version failed its check.
+            const auto timed = [&](bool check_passed, const std::function<void()>& call) -> std::optional<nlohmann::json> {
+                const std::optional<double> ms = checked_median_ms(timer, check_passed, o.max_runs, call);
+                if (!ms) return std::nullopt;
+                const double gbps = bytes / (*ms * 1e-3) / 1e9;
+                return nlohmann::json{{"ms", *ms}, {"gbps", gbps}, {"of_copy", gbps / copy_gbps}};
             };
 
             // Version 1 (decode_split): its fields stay at the top of the row.
             const int splits = gpu::decode_split_count(sh, g.info().multiprocessors);
             row["splits"] = splits;
             std::cerr << "bench: decode_split Hkv " << Hkv << " S " << S << "\n";
-            if (!split_check.passed) {
-                row["skipped"] = "SKIPPED: failed its check";
-            } else {
+            {
                 DeviceBuffer<float> partial_out(gpu::decode_partial_out_floats(sh, splits));
                 DeviceBuffer<float> partial_ml(gpu::decode_partial_ml_floats(sh, splits));
-                row.update(timed([&] {
+                const std::optional<nlohmann::json> split = timed(split_check.passed, [&] {
                     gpu::attention_decode_split<bf16>(sh, mask, q.data(), k.data(), v.data(), out.data(), splits,
                                                       partial_out.data(), partial_ml.data(), g.stream());
-                }));
+                });
+                if (split)
+                    row.update(*split);
+                else
+                    row["skipped"] = "SKIPPED: failed its check";
             }
 
             // Version 2 (decode_group).
             std::cerr << "bench: decode_group Hkv " << Hkv << " S " << S << "\n";
             if (!group_compiled) {
                 row["decode_group"] = {{"skipped", "SKIPPED: this group size is not compiled"}};
-            } else if (!group_valid) {
-                row["decode_group"] = {{"skipped", "SKIPPED: failed its check"}};
             } else {
                 const gpu::DecodePlan plan = gpu::decode_group_plan(sh, g.info().multiprocessors);
                 DeviceBuffer<float> partial_out(gpu::decode_group_partial_out_floats(sh, plan));
                 DeviceBuffer<float> partial_ml(gpu::decode_group_partial_ml_floats(sh, plan));
                 DeviceBuffer<unsigned> arrivals(gpu::decode_group_arrival_counters(sh));
                 arrivals.fill_zero();
-                nlohmann::json group = timed([&] {
+                std::optional<nlohmann::json> group = timed(group_valid, [&] {
                     gpu::attention_decode_group<bf16>(sh, mask, q.data(), k.data(), v.data(), out.data(), plan,
                                                       partial_out.data(), partial_ml.data(), arrivals.data(),
                                                       g.stream());
                 });
-                group["splits"] = plan.splits;
-                group["keys_per_split"] = plan.keys_per_split;
-                if (row.contains("ms")) group["vs_split"] = row["ms"].get<double>() / group["ms"].get<double>();
-                row["decode_group"] = group;
+                if (group) {
+                    (*group)["splits"] = plan.splits;
+                    (*group)["keys_per_split"] = plan.keys_per_split;
+                    if (row.contains("ms")) (*group)["vs_split"] = row["ms"].get<double>() / (*group)["ms"].get<double>();
+                    row["decode_group"] = *group;
+                } else {
+                    row["decode_group"] = {{"skipped", "SKIPPED: failed its check"}};
+                }
             }
             report["rows"].push_back(row);
         }

@@ -1,10 +1,12 @@
 // attn bench attention | decode --device cuda[:N]. Plain C++ interface:
 // gpu_bench.cpp in the cuda build, gpu_bench_none.cpp otherwise (refuses).
 //
-// Method (docs in README "GPU build"): every kernel is first checked against the
-// core on a small shape of the same heads and head dim (gpu_kernel_checks.hpp);
-// then each cell is timed with CUDA events, after 3 warm-up calls, with the L2
-// cache flushed (a 2 x L2 memset) before every timed call, and the median reported.
+// Method (docs in README "GPU build"), the one check-and-time harness
+// (core/bench/harness.hpp): every kernel is first checked against the core on a
+// small shape of the same heads and head dim (gpu_kernel_checks.hpp), and only a
+// kernel that passed is timed: CUDA events (cuda_event_timer.hpp), 3 warm-up
+// calls, the L2 cache evicted (a read of 2 x L2) before every timed call, at
+// least 5 timed calls, then no more once 2 s is spent, at most max_runs; the median.
 #pragma once
 
 #include <string>

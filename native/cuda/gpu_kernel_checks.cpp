@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "bench/harness.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/model_kernels.hpp"
 #include "random.hpp"
@@ -261,7 +262,7 @@ CaseOutcome outcome(const std::vector<float>& gpu, const std::vector<float>& cpu
     CaseOutcome o;
     o.gpu_error = max_error(gpu, reference);
     o.cpu_error = max_error(cpu, reference);
-    o.tolerance = 2 * o.cpu_error + unit * max_abs(reference);
+    o.tolerance = attention_tolerance(o.cpu_error, output_rounding_floor(unit, max_abs(reference)));
     o.what = std::move(what);
     return o;
 }
@@ -277,7 +278,7 @@ CaseOutcome run_case(const GpuRuntime& gpu, KernelVersion version, const Attenti
     const GpuMask mask = gpu_mask_from_spec(spec);
     const GpuResult result = bf16_inputs ? run_on_gpu<bf16>(gpu, version, sh, mask, in)
                                          : run_on_gpu<float>(gpu, version, sh, mask, in);
-    const double unit = bf16_inputs ? std::ldexp(1.0, -8) : 4 * std::ldexp(1.0, -23);
+    const double unit = bf16_inputs ? kBf16OutputUnit : kFp32OutputUnit;
     const std::string where = "B " + std::to_string(sh.B) + ", Hq " + std::to_string(sh.Hq) + ", Hkv " +
                               std::to_string(sh.Hkv) + ", T " + std::to_string(sh.T) + ", S " + std::to_string(sh.S) +
                               ", " + describe(spec);
@@ -313,7 +314,7 @@ CheckRecord to_record(const std::string& id, const std::string& name, const Case
     r.max_abs_error = worst.gpu_error;
     r.tolerance = worst.tolerance;
     r.relation = "<=";
-    r.passed = worst.gpu_error <= worst.tolerance;
+    r.passed = within_tolerance(worst.gpu_error, worst.tolerance);
     char cpu[32];
     std::snprintf(cpu, sizeof cpu, "%.1e", worst.cpu_error);
     r.compares = "GPU vs fp64 core attention, worst of " + std::to_string(cases) + " cases (" + worst.what +

@@ -1,8 +1,8 @@
 // Every GPU attention kernel checked against the core, before anything is timed.
 //
-// Tolerance (FlashAttention's principle): against an fp64 reference computed on
-// the same inputs, the GPU error must be at most twice the error of a CPU run in
-// the same precision, plus a floor of one rounding of the output:
+// Tolerance: the harness's one rule (core/bench/harness.hpp), with a CPU run in
+// the kernel's precision as the same-precision implementation and the GPU's
+// floor, one rounding of the output:
 //   |gpu - fp64| <= 2 |cpu - fp64| + u * max|fp64|,   u = 2^-23 x 4 (fp32), 2^-8 (bf16)
 // The CPU run rounds where the kernel rounds (bf16 inputs, fp32 sums, P rounded
 // to bf16 before P @ V when the kernel does that, the output rounded to bf16).
