@@ -12,7 +12,7 @@
 #include "checkpoint/safetensors.hpp"
 #include "checkpoint/tensor_views.hpp"
 #include "files.hpp"
-#include "weights.hpp"
+#include "model/weights.hpp"
 
 namespace anatomy::native {
 

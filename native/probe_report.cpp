@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "checks.hpp"
+#include "verify/checks.hpp"
 #include "verify_table.hpp"
 
 namespace anatomy::native {

@@ -3,7 +3,7 @@
 #include <ostream>
 #include <vector>
 
-#include "checks.hpp"
+#include "verify/checks.hpp"
 
 namespace anatomy::native {
 

@@ -18,7 +18,7 @@ fi
 
 if [ -d build/cuda ] && grep -q "ANATOMY_CUDA:BOOL=ON" build/cuda/CMakeCache.txt 2>/dev/null; then
   echo "== tests: cuda (label gpu; without a device they print SKIPPED: no CUDA device)"
-  ctest --preset cuda -L gpu --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
+  ctest --preset cuda -L '^gpu$' --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
 fi
 
 echo "== tests: native"

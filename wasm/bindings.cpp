@@ -33,13 +33,13 @@
 #include <nlohmann/json.hpp>
 
 #include "build_info.hpp"
-#include "cache_payload.hpp"
 #include "checkpoint/hf_llama.hpp"
-#include "checks.hpp"
-#include "forward.hpp"
-#include "token_batch.hpp"
-#include "trace.hpp"
 #include "json_args.hpp"
+#include "lessons/cache_payload.hpp"
+#include "model/forward.hpp"
+#include "model/token_batch.hpp"
+#include "verify/checks.hpp"
+#include "verify/trace.hpp"
 
 namespace anatomy::wasm {
 namespace {

@@ -16,11 +16,11 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
-#include "cost.hpp"
 #include "json_args.hpp"
+#include "lessons/cost.hpp"
+#include "lessons/soft_lookup.hpp"
 #include "masks.hpp"
 #include "ops/rope.hpp"
-#include "soft_lookup.hpp"
 
 namespace anatomy::wasm {
 namespace {

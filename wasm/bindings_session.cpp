@@ -19,11 +19,11 @@
 #include <emscripten/bind.h>
 #include <xtensor/xview.hpp>
 
-#include "cache_payload.hpp"
-#include "forward.hpp"
 #include "json_args.hpp"
+#include "lessons/cache_payload.hpp"
+#include "model/forward.hpp"
 #include "ops/attention.hpp"
-#include "trace.hpp"
+#include "verify/trace.hpp"
 
 namespace anatomy::wasm {
 

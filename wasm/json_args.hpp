@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/weights.hpp"
 #include "tensor.hpp"
-#include "weights.hpp"
 
 namespace anatomy::wasm {
 

@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "../build_info.hpp"
-#include "../forward.hpp"
+#include "../model/forward.hpp"
+#include "../model/random.hpp"
+#include "../model/token_batch.hpp"
 #include "../ops/attention_kernels.hpp"
-#include "../random.hpp"
-#include "../token_batch.hpp"
 #include "attention_check.hpp"
 #include "harness.hpp"
 

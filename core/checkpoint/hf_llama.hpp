@@ -9,7 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "../weights.hpp"
+#include "../model/weights.hpp"
 #include "llama_tensors.hpp"
 #include "safetensors.hpp"
 

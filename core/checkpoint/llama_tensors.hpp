@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "../model_config.hpp"
+#include "../model/model_config.hpp"
 #include "safetensors.hpp"
 
 namespace anatomy {
 
-// Each weight, named as in core/weights.hpp (the Hugging Face names in the comments).
+// Each weight, named as in core/model/weights.hpp (the Hugging Face names in the comments).
 enum class LlamaWeight {
     embedding,   // model.embed_tokens.weight
     attn_norm,   // model.layers.{i}.input_layernorm.weight

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../model_config.hpp"
+#include "../model/model_config.hpp"
 #include "tensor_views.hpp"
 
 namespace anatomy {

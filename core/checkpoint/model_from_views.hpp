@@ -5,7 +5,7 @@
 // rope_pairing already says which pairs q and k rotate, so nothing is permuted.
 #pragma once
 
-#include "../weights.hpp"
+#include "../model/weights.hpp"
 #include "llama_views.hpp"
 
 namespace anatomy {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../random.hpp"
+#include "../model/random.hpp"
 #include "../tensor.hpp"
 #include "mistakes.hpp"
 #include "reference.hpp"

@@ -1,8 +1,8 @@
 #include "reference.hpp"
 
-#include "../cost.hpp"
-#include "../kv_cache.hpp"
+#include "../lessons/cost.hpp"
 #include "../masks.hpp"
+#include "../model/kv_cache.hpp"
 #include "../ops/attention.hpp"
 #include "../ops/heads.hpp"
 #include "../ops/linear.hpp"

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "../model_config.hpp"
+#include "../model/model_config.hpp"
 #include "../tensor.hpp"
 
 namespace anatomy {

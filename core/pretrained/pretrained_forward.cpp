@@ -3,7 +3,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "../decoder_layer.hpp"
+#include "../model/decoder_layer.hpp"
 #include "../ops/rms_norm.hpp"
 
 namespace anatomy {

@@ -1,5 +1,5 @@
 // The decoder's forward pass over a pretrained checkpoint's weights in place,
-// through the one decoder block (core/decoder_layer.hpp) that the tiny model runs
+// through the one decoder block (core/model/decoder_layer.hpp) that the tiny model runs
 // too: only the projections differ (project() reads [out, in] rows where they lie)
 // and the cache (rows stored in float32 or bfloat16).
 // tests/unit/test_pretrained.cpp checks it against forward() on the same weights.

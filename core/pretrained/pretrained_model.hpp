@@ -11,7 +11,7 @@
 
 #include "../checkpoint/llama_views.hpp"
 #include "../checkpoint/safetensors.hpp"
-#include "../model_config.hpp"
+#include "../model/model_config.hpp"
 #include "weight_view.hpp"
 
 namespace anatomy {

@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "../build_info.hpp"
-#include "../cache_payload.hpp"
-#include "../checks.hpp"
+#include "../lessons/cache_payload.hpp"
 #include "../nested_json.hpp"
-#include "../trace.hpp"
 #include "../verify/check_suite.hpp"
+#include "../verify/checks.hpp"
+#include "../verify/trace.hpp"
 
 namespace anatomy {
 namespace {

@@ -22,7 +22,7 @@ namespace anatomy {
 // row with the same operations in the same order (project() sums a row the same
 // way whatever T is, the masked keys add exact zeros), so in this build they agree
 // bit for bit. The bound leaves room for an implementation that sums in another
-// order: this forward and core/forward.cpp's differ by 1.7e-5 on the 22-layer
+// order: this forward and core/model/forward.cpp's differ by 1.7e-5 on the 22-layer
 // TinyLlama-shaped random checkpoint (logits up to 4.9; both within 2.3e-5 of a
 // float64 forward), and trained weights have larger logits. A cache bug (a wrong
 // position, a mask one column off) moves logits by 0.1 or more.

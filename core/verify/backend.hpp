@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../checkpoint/safetensors.hpp"
-#include "../forward.hpp"
+#include "../model/forward.hpp"
 
 namespace anatomy {
 
@@ -39,7 +39,7 @@ public:
     virtual std::size_t cache_bytes() const = 0;  // keys and values of every layer, as stored
 };
 
-// The tiny model (core/forward.cpp) in float32, attention by `path`.
+// The tiny model (core/model/forward.cpp) in float32, attention by `path`.
 class TinyBackend final : public Backend {
 public:
     explicit TinyBackend(const Model<float>& model, AttentionPath path = AttentionPath::grouped)

@@ -4,7 +4,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "../cache_payload.hpp"
+#include "../lessons/cache_payload.hpp"
 #include "compare.hpp"
 
 namespace anatomy {

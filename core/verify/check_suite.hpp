@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "../checks.hpp"
 #include "backend.hpp"
+#include "checks.hpp"
 
 namespace anatomy {
 

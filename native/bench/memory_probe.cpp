@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "model/random.hpp"
 #include "ops/attention_kernels.hpp"
-#include "random.hpp"
 
 namespace anatomy::native {
 namespace {

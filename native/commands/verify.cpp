@@ -8,10 +8,10 @@
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
 #include "cuda/gpu_verify.hpp"
+#include "model/token_batch.hpp"
 #include "number_args.hpp"
-#include "token_batch.hpp"
 #include "token_list.hpp"
-#include "trace.hpp"
+#include "verify/trace.hpp"
 #include "verify_table.hpp"
 
 namespace anatomy::native {

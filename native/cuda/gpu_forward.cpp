@@ -1,4 +1,4 @@
-// The GPU forward pass, operation by operation in core/forward.cpp's order.
+// The GPU forward pass, operation by operation in core/model/forward.cpp's order.
 #include "cuda/gpu_forward.hpp"
 
 #include <string>

@@ -1,4 +1,4 @@
-// The decoder's forward pass on the GPU: the twin of core/forward.cpp, step by
+// The decoder's forward pass on the GPU: the twin of core/model/forward.cpp, step by
 // step, with the weights and a KV cache in GPU memory. fp32 throughout; the
 // projections are cuBLAS SGEMMs (full fp32, no TF32). Host code: converts the
 // core's xtensor arrays to flat buffers at the boundary and back.
@@ -8,7 +8,7 @@
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/gpu_runtime.hpp"
-#include "forward.hpp"
+#include "model/forward.hpp"
 #include "pretrained/pretrained_model.hpp"
 
 namespace anatomy::gpu {

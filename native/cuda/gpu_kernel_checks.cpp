@@ -12,7 +12,7 @@
 #include "bench/harness.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/model_kernels.hpp"
-#include "random.hpp"
+#include "model/random.hpp"
 #include "tensor.hpp"
 
 namespace anatomy::gpu {

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "checks.hpp"
 #include "cuda/attention_kernels.hpp"
 #include "cuda/attention_mask_spec.hpp"
 #include "cuda/gpu_runtime.hpp"
 #include "masks.hpp"
+#include "verify/checks.hpp"
 
 namespace anatomy::gpu {
 

@@ -15,16 +15,16 @@
 #include <xtensor/xview.hpp>
 
 #include "build_info.hpp"
-#include "cache_payload.hpp"
-#include "checks.hpp"
 #include "cuda/attention_kernels.hpp"
 #include "cuda/gpu_backend.hpp"
 #include "cuda/gpu_forward.hpp"
 #include "cuda/gpu_kernel_checks.hpp"
 #include "cuda/gpu_runtime.hpp"
-#include "trace.hpp"
+#include "lessons/cache_payload.hpp"
 #include "verify/check_suite.hpp"
+#include "verify/checks.hpp"
 #include "verify/compare.hpp"
+#include "verify/trace.hpp"
 #include "verify_table.hpp"
 
 namespace anatomy::native {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "weights.hpp"
+#include "model/weights.hpp"
 
 namespace anatomy::native {
 

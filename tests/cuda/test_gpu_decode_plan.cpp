@@ -14,8 +14,8 @@
 
 #include "cuda/attention_kernels.hpp"
 #include "cuda/attention_mask_spec.hpp"
+#include "model/random.hpp"
 #include "ops/attention.hpp"
-#include "random.hpp"
 
 using namespace anatomy;
 using namespace anatomy::gpu;

@@ -1,7 +1,7 @@
 // The micro model the fuzz target's mode 3 loads, shared with make_seeds.cpp.
 #pragma once
 
-#include "model_config.hpp"
+#include "model/model_config.hpp"
 
 namespace anatomy {
 

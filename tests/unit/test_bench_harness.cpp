@@ -10,8 +10,8 @@
 
 #include "bench/attention_check.hpp"
 #include "bench/harness.hpp"
+#include "model/random.hpp"
 #include "ops/attention_kernels.hpp"
-#include "random.hpp"
 
 using namespace anatomy;
 

@@ -8,7 +8,7 @@
 
 #include "checkpoint/hf_llama.hpp"
 #include "checkpoint/safetensors.hpp"
-#include "forward.hpp"
+#include "model/forward.hpp"
 
 using namespace anatomy;
 

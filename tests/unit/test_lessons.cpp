@@ -3,8 +3,8 @@
 
 #include <doctest/doctest.h>
 
-#include "cost.hpp"
-#include "soft_lookup.hpp"
+#include "lessons/cost.hpp"
+#include "lessons/soft_lookup.hpp"
 
 using namespace anatomy;
 

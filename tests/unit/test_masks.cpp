@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "masks.hpp"
-#include "tensor.hpp"
+#include "model/random.hpp"
 #include "ops/attention.hpp"
-#include "random.hpp"
+#include "tensor.hpp"
 
 using namespace anatomy;
 

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "cache_payload.hpp"
-#include "checks.hpp"
-#include "forward.hpp"
-#include "token_batch.hpp"
+#include "lessons/cache_payload.hpp"
+#include "model/forward.hpp"
+#include "model/token_batch.hpp"
+#include "verify/checks.hpp"
 #include "verify/compare.hpp"
 
 using namespace anatomy;

@@ -6,6 +6,7 @@
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
+#include "model/random.hpp"
 #include "ops/attention.hpp"
 #include "ops/embedding.hpp"
 #include "ops/heads.hpp"
@@ -14,7 +15,6 @@
 #include "ops/rms_norm.hpp"
 #include "ops/rope.hpp"
 #include "ops/swiglu.hpp"
-#include "random.hpp"
 #include "verify/compare.hpp"
 
 using namespace anatomy;

@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_llama.hpp"
-#include "forward.hpp"
+#include "model/forward.hpp"
 #include "pretrained/probe.hpp"
 #include "tokenizer/synthetic_tokenizer.hpp"
-#include "trace.hpp"
 #include "verify/compare.hpp"
+#include "verify/trace.hpp"
 
 using namespace anatomy;
 

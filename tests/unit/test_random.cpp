@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-#include "random.hpp"
+#include "model/random.hpp"
 
 using namespace anatomy;
 

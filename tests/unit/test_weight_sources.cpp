@@ -7,7 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "checkpoint/hf_llama.hpp"
-#include "forward.hpp"
+#include "model/forward.hpp"
 #include "pretrained/pretrained_forward.hpp"
 
 using namespace anatomy;

@@ -1,6 +1,6 @@
 // Vite plugin: the C++ core's marked source as the module `virtual:anatomy-source`
-// (see src/source/virtual-anatomy-source.d.ts). It reads core/*.{cpp,hpp} and
-// core/ops/*.{cpp,hpp} at build time, checks every `// [anatomy:id]` marker against
+// (see src/source/virtual-anatomy-source.d.ts). It reads core/*.{cpp,hpp},
+// core/model/*.{cpp,hpp} and core/ops/*.{cpp,hpp} at build time, checks every `// [anatomy:id]` marker against
 // src/source/sections.mjs with the same code as the ctest `source_markers`, and
 // fails the build with the full list of problems if any marker is missing,
 // unpaired, duplicated or no longer around the code it names, or if a marked

@@ -26,7 +26,7 @@ const MARKER = /^\s*\/\/\s*\[(\/?)anatomy:([a-z][a-z0-9_]*)\]\s*$/;
 const MARKER_LIKE = /\[\s*\/?\s*anatomy\s*:/i;
 
 /** Folders of the core, relative to the repository root, whose sources are scanned for markers. */
-export const SCANNED_FOLDERS = ['core', 'core/ops'];
+export const SCANNED_FOLDERS = ['core', 'core/model', 'core/ops'];
 
 /**
  * @typedef {{ file: string, startLine: number, endLine: number }} SectionRange

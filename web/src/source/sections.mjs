@@ -17,19 +17,19 @@
 
 /** @type {Record<string, import('./sections.mjs').SectionSpec>} */
 export const SECTIONS = {
-  // core/decoder_layer.hpp: the order of calls in decoder_layer(), the one block every CPU model runs
-  layer_attn_in: { file: 'core/decoder_layer.hpp', contains: ['rms_norm(x, w.attn_norm', 'project(h, w.wq, parallel)', 'split_heads(', 'apply_rope('] },
-  layer_cache_append: { file: 'core/decoder_layer.hpp', contains: ['cache.append(k_rope, v)', 'cache.keys()', 'cache.values()'] },
-  layer_attention: { file: 'core/decoder_layer.hpp', contains: ['attention_scores(', 'causal_mask(T, S)', 'softmax_rows(', 'weighted_values('] },
-  layer_attn_out: { file: 'core/decoder_layer.hpp', contains: ['merge_heads(heads)', 'residual_add(x, update)'] },
-  layer_ffn: { file: 'core/decoder_layer.hpp', contains: ['rms_norm(after_attention', 'swiglu_hidden(', 'residual_add(after_attention'] },
-  // core/forward.cpp: the tiny model's cache layer, and forward()
-  tiny_cache_layer: { file: 'core/forward.cpp', contains: ['append_rows(k, k_rope)', 'append_rows(v, v_new)'] },
-  forward_inputs: { file: 'core/forward.cpp', contains: ['std::iota(', 'embed(model.weights.embedding'] },
-  forward_layers: { file: 'core/forward.cpp', contains: ['decoder_layer(', 'cache.position +='] },
-  forward_head: { file: 'core/forward.cpp', contains: ['model.weights.final_norm', 'tied_logits('] },
-  // core/kv_cache.cpp
-  kv_cache: { file: 'core/kv_cache.cpp', contains: ['KVCache<Real> empty_cache(', 'Tensor4<Real> append_rows(', 'xt::concatenate'],
+  // core/model/decoder_layer.hpp: the order of calls in decoder_layer(), the one block every CPU model runs
+  layer_attn_in: { file: 'core/model/decoder_layer.hpp', contains: ['rms_norm(x, w.attn_norm', 'project(h, w.wq, parallel)', 'split_heads(', 'apply_rope('] },
+  layer_cache_append: { file: 'core/model/decoder_layer.hpp', contains: ['cache.append(k_rope, v)', 'cache.keys()', 'cache.values()'] },
+  layer_attention: { file: 'core/model/decoder_layer.hpp', contains: ['attention_scores(', 'causal_mask(T, S)', 'softmax_rows(', 'weighted_values('] },
+  layer_attn_out: { file: 'core/model/decoder_layer.hpp', contains: ['merge_heads(heads)', 'residual_add(x, update)'] },
+  layer_ffn: { file: 'core/model/decoder_layer.hpp', contains: ['rms_norm(after_attention', 'swiglu_hidden(', 'residual_add(after_attention'] },
+  // core/model/forward.cpp: the tiny model's cache layer, and forward()
+  tiny_cache_layer: { file: 'core/model/forward.cpp', contains: ['append_rows(k, k_rope)', 'append_rows(v, v_new)'] },
+  forward_inputs: { file: 'core/model/forward.cpp', contains: ['std::iota(', 'embed(model.weights.embedding'] },
+  forward_layers: { file: 'core/model/forward.cpp', contains: ['decoder_layer(', 'cache.position +='] },
+  forward_head: { file: 'core/model/forward.cpp', contains: ['model.weights.final_norm', 'tied_logits('] },
+  // core/model/kv_cache.cpp
+  kv_cache: { file: 'core/model/kv_cache.cpp', contains: ['KVCache<Real> empty_cache(', 'Tensor4<Real> append_rows(', 'xt::concatenate'],
     noContract: { empty_cache: 'builds an empty cache from a config; no tensor goes in' } },
   // core/ops/*.cpp: one function per operation
   embedding: { file: 'core/ops/embedding.cpp', contains: ['Tensor3<Real> embed(', 'std::copy'] },

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor.hpp"
+#include "../tensor.hpp"
 
 namespace anatomy {
 

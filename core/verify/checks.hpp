@@ -10,7 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "weights.hpp"
+#include "../model/weights.hpp"
 
 namespace anatomy {
 

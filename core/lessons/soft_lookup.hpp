@@ -2,7 +2,7 @@
 // query with every key, turn the scores into weights, mix the values.
 #pragma once
 
-#include "tensor.hpp"
+#include "../tensor.hpp"
 
 namespace anatomy {
 

@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "build_info.hpp"
+#include "../build_info.hpp"
+#include "../model/forward.hpp"
+#include "../nested_json.hpp"
 #include "checks.hpp"
-#include "forward.hpp"
-#include "nested_json.hpp"
 
 namespace anatomy {
 

@@ -1,5 +1,5 @@
 // The decoder block, written once for every CPU model: the tiny model's
-// [in, out] float or double matrices (core/forward.cpp) and a checkpoint's
+// [in, out] float or double matrices (core/model/forward.cpp) and a checkpoint's
 // [out, in] views in f32, f16 or bf16 used in place (core/pretrained). What
 // differs between them is only how a projection reads its weight (`project`
 // below, one overload per weight type) and how the KV cache stores its rows
@@ -15,15 +15,15 @@
 #include <utility>
 #include <vector>
 
+#include "../ops/attention.hpp"
+#include "../ops/heads.hpp"
+#include "../ops/linear.hpp"
+#include "../ops/rms_norm.hpp"
+#include "../ops/rope.hpp"
+#include "../ops/swiglu.hpp"
+#include "../pretrained/weight_view.hpp"
+#include "../tensor.hpp"
 #include "model_config.hpp"
-#include "ops/attention.hpp"
-#include "ops/heads.hpp"
-#include "ops/linear.hpp"
-#include "ops/rms_norm.hpp"
-#include "ops/rope.hpp"
-#include "ops/swiglu.hpp"
-#include "pretrained/weight_view.hpp"
-#include "tensor.hpp"
 
 namespace anatomy {
 

@@ -2,8 +2,8 @@
 
 #include <numeric>
 
-#include "ops/embedding.hpp"
-#include "ops/logits.hpp"
+#include "../ops/embedding.hpp"
+#include "../ops/logits.hpp"
 
 namespace anatomy {
 namespace {

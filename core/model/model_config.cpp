@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tensor.hpp"
+#include "../tensor.hpp"
 
 namespace anatomy {
 

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "cache_payload.hpp"
-#include "ops/rope.hpp"
-#include "verify/check_suite.hpp"
+#include "../lessons/cache_payload.hpp"
+#include "../ops/rope.hpp"
+#include "check_suite.hpp"
 
 namespace anatomy {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "../tensor.hpp"
 #include "model_config.hpp"
-#include "tensor.hpp"
 
 namespace anatomy {
 

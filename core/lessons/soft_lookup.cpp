@@ -1,6 +1,6 @@
 #include "soft_lookup.hpp"
 
-#include "ops/attention.hpp"
+#include "../ops/attention.hpp"
 
 namespace anatomy {
 

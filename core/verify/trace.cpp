@@ -2,7 +2,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "cache_payload.hpp"
+#include "../lessons/cache_payload.hpp"
 
 namespace anatomy {
 nlohmann::json make_trace(const Model<float>& model, const nlohmann::json& weights, const TokenIds& tokens,
