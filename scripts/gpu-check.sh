@@ -302,7 +302,8 @@ if a.get("rows"):
     for name in ["flash_mma", "flash_mma2"]:  # flash_mma2: a second version, when the binary has it
         if name in r:
             rows.append(("%s bf16 D128 causal T8k TFLOP/s" % name, tflops(r[name])))
-    rows.append(("torch SDPA same shape TFLOP/s", tflops(torch) if torch else a.get("torch", {}).get("skipped", "-")))
+    rows.append(("torch SDPA same shape TFLOP/s [backend]", "%s [%s, %s]" % (tflops(torch), torch.get("backend"), torch.get("how"))
+                 if torch else a.get("torch", {}).get("skipped", "-")))
     for name in ["flash_mma", "flash_mma2"]:
         if name in r:
             ratio = r[name].get("vs_torch")
@@ -316,7 +317,7 @@ if d.get("rows"):
                  "%.0f, %.0f%%" % (r["gbps"], 100 * r["of_copy"]) if "gbps" in r else r.get("skipped", "-")))
     group = r.get("decode_group")
     if group is not None:  # the second decode version, when the binary has it
-        rows.append(("decode_group S16k GB/s, of copy",
+        rows.append(("decode_group S16k GB/s, of copy (target >= 60%)",
                      "%.0f, %.0f%%" % (group["gbps"], 100 * group["of_copy"]) if "gbps" in group
                      else group.get("skipped", "-")))
     rows.append(("device-to-device copy GB/s", "%.0f" % d.get("copy_gbps", 0)))
