@@ -33,6 +33,24 @@ struct LlamaViews {
     TensorView lm_head;                   // [V, D]  only when untied (no bytes when tied)
 };
 
+// One layer's weights built from its views, whatever the loader holds them as:
+// `norm` turns a norm scale's view into the layer's vector type, `projection` a
+// projection's view into its matrix type (widened and transposed, or used in place).
+template <typename Layer, typename Norm, typename Projection>
+Layer layer_from_views(const LlamaLayerViews& v, const Norm& norm, const Projection& projection) {
+    Layer l;
+    l.attn_norm = norm(v.attn_norm);
+    l.wq = projection(v.wq);
+    l.wk = projection(v.wk);
+    l.wv = projection(v.wv);
+    l.wo = projection(v.wo);
+    l.ffn_norm = norm(v.ffn_norm);
+    l.w_gate = projection(v.w_gate);
+    l.w_up = projection(v.w_up);
+    l.w_down = projection(v.w_down);
+    return l;
+}
+
 // Binds `tensors` to `config` (checked with require_valid first). Throws InputError,
 // prefixed with `source`, for the first listed tensor that is held twice ("appears in
 // more than one shard"), missing, or of another shape ("has shape [a, b], config

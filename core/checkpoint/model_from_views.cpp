@@ -24,19 +24,8 @@ Matrix<float> projection_in_out(const TensorView& t) { return Matrix<float>(xt::
 Model<float> model_from_views(const LlamaViews& v) {
     Model<float> model{v.config, {}};
     model.weights.embedding = matrix(v.embedding);
-    for (const LlamaLayerViews& lv : v.layers) {
-        LayerWeights<float> l;
-        l.attn_norm = vector(lv.attn_norm);
-        l.wq = projection_in_out(lv.wq);
-        l.wk = projection_in_out(lv.wk);
-        l.wv = projection_in_out(lv.wv);
-        l.wo = projection_in_out(lv.wo);
-        l.ffn_norm = vector(lv.ffn_norm);
-        l.w_gate = projection_in_out(lv.w_gate);
-        l.w_up = projection_in_out(lv.w_up);
-        l.w_down = projection_in_out(lv.w_down);
-        model.weights.layers.push_back(std::move(l));
-    }
+    for (const LlamaLayerViews& lv : v.layers)
+        model.weights.layers.push_back(layer_from_views<LayerWeights<float>>(lv, vector, projection_in_out));
     model.weights.final_norm = vector(v.final_norm);
     if (!v.config.tie_embeddings) model.weights.lm_head = projection_in_out(v.lm_head);
     return model;

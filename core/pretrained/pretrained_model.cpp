@@ -48,19 +48,7 @@ PretrainedModel pretrained_from_views(const LlamaViews& views, WeightPrecision p
     };
 
     model.embedding = matrix(views.embedding);
-    for (const LlamaLayerViews& lv : views.layers) {
-        PretrainedLayer l;
-        l.attn_norm = vector(lv.attn_norm);
-        l.wq = matrix(lv.wq);
-        l.wk = matrix(lv.wk);
-        l.wv = matrix(lv.wv);
-        l.wo = matrix(lv.wo);
-        l.ffn_norm = vector(lv.ffn_norm);
-        l.w_gate = matrix(lv.w_gate);
-        l.w_up = matrix(lv.w_up);
-        l.w_down = matrix(lv.w_down);
-        model.layers.push_back(std::move(l));
-    }
+    for (const LlamaLayerViews& lv : views.layers) model.layers.push_back(layer_from_views<PretrainedLayer>(lv, vector, matrix));
     model.final_norm = vector(views.final_norm);
     model.lm_head = config.tie_embeddings ? model.embedding : matrix(views.lm_head);
     for (const std::string& d : dtypes) model.stored_dtypes += (model.stored_dtypes.empty() ? "" : ", ") + d;

@@ -35,33 +35,7 @@ float round_to_bf16(float x) {
 //   probs_unnormalized: flash_mma rounds exp(s - m) to bf16 for the mma; l stays fp32
 enum class ProbRounding { none, probs_normalized, probs_unnormalized };
 
-struct Inputs {
-    std::vector<float> q;  // [B, Hq, T, D]
-    std::vector<float> k;  // [B, Hkv, capacity, D]; rows S .. capacity - 1 hold NaN (a read past S shows)
-    std::vector<float> v;
-};
-
-Inputs random_inputs(const AttentionShape& sh, bool bf16_inputs, std::uint64_t seed) {
-    SplitMix64 random(seed);
-    auto draw = [&] {
-        const float x = float(random.normal());
-        return bf16_inputs ? round_to_bf16(x) : x;
-    };
-    Inputs in;
-    in.q.resize(std::size_t(sh.B) * sh.Hq * sh.T * sh.D);
-    for (float& x : in.q) x = draw();
-    const std::size_t kv = std::size_t(sh.B) * sh.Hkv * sh.kv_capacity * sh.D;
-    in.k.assign(kv, std::numeric_limits<float>::quiet_NaN());
-    in.v.assign(kv, std::numeric_limits<float>::quiet_NaN());
-    for (int bh = 0; bh < sh.B * sh.Hkv; ++bh)
-        for (int s = 0; s < sh.S; ++s)
-            for (int d = 0; d < sh.D; ++d) {
-                const std::size_t i = (std::size_t(bh) * sh.kv_capacity + s) * sh.D + d;
-                in.k[i] = draw();
-                in.v[i] = draw();
-            }
-    return in;
-}
+using Inputs = AttentionInputs;
 
 // Masked attention on the host in precision Real, the core's definition cell by cell.
 //   -> out [B, Hq, T, D]; probs [B, Hq, T, S] (normalised, as the kernel would store them)
@@ -269,7 +243,7 @@ CaseOutcome outcome(const std::vector<float>& gpu, const std::vector<float>& cpu
 
 CaseOutcome run_case(const GpuRuntime& gpu, KernelVersion version, const AttentionShape& sh, const MaskSpec& spec) {
     const bool bf16_inputs = is_bf16(version);
-    const Inputs in = random_inputs(sh, bf16_inputs, 0x5eed0000u + std::uint64_t(sh.S) * 131u + std::uint64_t(sh.D));
+    const Inputs in = random_attention_inputs(sh, bf16_inputs, 0x5eed0000u + std::uint64_t(sh.S) * 131u + std::uint64_t(sh.D));
     std::vector<double> ref_out, ref_probs;
     host_attention<double>(in, sh, spec, ProbRounding::none, false, ref_out, ref_probs);
     std::vector<float> cpu_out, cpu_probs;
@@ -323,6 +297,29 @@ CheckRecord to_record(const std::string& id, const std::string& name, const Case
 }
 
 }  // namespace
+
+AttentionInputs random_attention_inputs(const AttentionShape& sh, bool bf16_inputs, std::uint64_t seed) {
+    SplitMix64 random(seed);
+    auto draw = [&] {
+        const float x = float(random.normal());
+        return bf16_inputs ? round_to_bf16(x) : x;
+    };
+    AttentionInputs in;
+    in.q.resize(std::size_t(sh.B) * sh.Hq * sh.T * sh.D);
+    for (float& x : in.q) x = draw();
+    const std::size_t kv = std::size_t(sh.B) * sh.Hkv * sh.kv_capacity * sh.D;
+    in.k.assign(kv, std::numeric_limits<float>::quiet_NaN());
+    in.v.assign(kv, std::numeric_limits<float>::quiet_NaN());
+    for (int bh = 0; bh < sh.B * sh.Hkv; ++bh)
+        for (int s = 0; s < sh.S; ++s)
+            for (int d = 0; d < sh.D; ++d) {
+                const std::size_t i = (std::size_t(bh) * sh.kv_capacity + s) * sh.D + d;
+                in.k[i] = draw();
+                in.v[i] = draw();
+            }
+    return in;
+}
+
 
 const char* to_string(KernelVersion v) {
     switch (v) {

@@ -37,6 +37,14 @@ struct KernelCheckOptions {
 // over tolerance) over masks, GQA and cache offsets.
 std::vector<CheckRecord> run_kernel_checks(const GpuRuntime& gpu, const KernelCheckOptions& options);
 
+// Random inputs for `shape`: q [B, Hq, T, D] and k, v [B, Hkv, capacity, D], N(0, 1)
+// from SplitMix64(seed) (q first, then k and v alternately), rounded to bfloat16
+// when asked; k and v rows S .. capacity - 1 hold NaN, so a read past S shows.
+struct AttentionInputs {
+    std::vector<float> q, k, v;
+};
+AttentionInputs random_attention_inputs(const AttentionShape& shape, bool bf16_inputs, std::uint64_t seed);
+
 // Checks one version on one shape and mask (used by the benchmark before timing).
 CheckRecord check_kernel_case(const GpuRuntime& gpu, KernelVersion version, const AttentionShape& shape,
                               const MaskSpec& spec, const std::string& id);

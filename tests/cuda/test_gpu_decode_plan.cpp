@@ -14,6 +14,7 @@
 
 #include "cuda/attention_kernels.hpp"
 #include "cuda/attention_mask_spec.hpp"
+#include "cuda/gpu_kernel_checks.hpp"
 #include "model/random.hpp"
 #include "ops/attention.hpp"
 
@@ -24,28 +25,16 @@ namespace {
 
 constexpr double kLog2e = 1.4426950408889634;
 
-// q: [B, Hq, 1, D]; k, v: [B, Hkv, capacity, D], rows S .. capacity - 1 NaN (a read past S shows).
+// The GPU kernel checks' inputs (gpu_kernel_checks.hpp): q [B, Hq, 1, D]; k, v
+// [B, Hkv, capacity, D] with rows S .. capacity - 1 NaN (a read past S shows).
 struct Inputs {
     AttentionShape sh;
     std::vector<float> q, k, v;
 };
 
 Inputs random_inputs(const AttentionShape& sh, std::uint64_t seed) {
-    SplitMix64 random(seed);
-    Inputs in{sh, {}, {}, {}};
-    in.q.resize(std::size_t(sh.B) * sh.Hq * sh.D);
-    for (float& x : in.q) x = float(random.normal());
-    const std::size_t kv = std::size_t(sh.B) * sh.Hkv * sh.kv_capacity * sh.D;
-    in.k.assign(kv, std::numeric_limits<float>::quiet_NaN());
-    in.v.assign(kv, std::numeric_limits<float>::quiet_NaN());
-    for (int bh = 0; bh < sh.B * sh.Hkv; ++bh)
-        for (int s = 0; s < sh.S; ++s)
-            for (int d = 0; d < sh.D; ++d) {
-                const std::size_t i = (std::size_t(bh) * sh.kv_capacity + s) * sh.D + d;
-                in.k[i] = float(random.normal());
-                in.v[i] = float(random.normal());
-            }
-    return in;
+    AttentionInputs in = random_attention_inputs(sh, false, seed);
+    return {sh, std::move(in.q), std::move(in.k), std::move(in.v)};
 }
 
 // The core's attention in fp64 (core/ops/attention.hpp), the mask from core/masks.hpp.  ->  [B, Hq, D]
