@@ -9,14 +9,33 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_llama.hpp"
+#include "checkpoint/llama2c.hpp"
 #include "checkpoint/model_from_views.hpp"
 
 namespace anatomy::native {
 namespace fs = std::filesystem;
 
+namespace {
+
+// A llama2.c .bin file: one mapped file, its header read and its arrays viewed.
+CheckpointFiles open_llama2c(const std::string& path) {
+    CheckpointFiles checkpoint;
+    checkpoint.files.emplace_back(path);
+    const MappedFile& file = checkpoint.files.back();
+    Llama2cCheckpoint ck = llama2c_checkpoint(file.data(), file.size(), path);
+    checkpoint.config = ck.config;
+    checkpoint.llama2c = true;
+    checkpoint.hf_config = {{"max_position_embeddings", ck.seq_len}, {"llama2c_version", ck.version}};
+    checkpoint.tensors = std::move(ck.tensors);
+    return checkpoint;
+}
+
+}  // namespace
+
 CheckpointFiles open_checkpoint(const std::string& directory) {
-    if (!fs::exists(directory)) throw InputError("checkpoint folder '" + directory + "' does not exist");
-    if (!fs::is_directory(directory)) throw InputError("checkpoint '" + directory + "' is not a folder");
+    if (!fs::exists(directory)) throw InputError("checkpoint '" + directory + "' does not exist");
+    if (fs::is_regular_file(directory)) return open_llama2c(directory);
+    if (!fs::is_directory(directory)) throw InputError("checkpoint '" + directory + "' is neither a folder nor a file");
     const fs::path dir(directory);
     CheckpointFiles checkpoint;
 

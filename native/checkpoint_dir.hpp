@@ -1,7 +1,8 @@
-// A Hugging Face Llama checkpoint folder on disk: config.json plus
-// model.safetensors, or shards listed by model.safetensors.index.json. This is
-// where a weight source is chosen (core/checkpoint/tensor_views.hpp): a new one
-// is a branch of open_checkpoint that fills `tensors` from its files.
+// A checkpoint on disk: a Hugging Face Llama folder (config.json plus
+// model.safetensors, or shards listed by model.safetensors.index.json), or a
+// llama2.c .bin file. This is where a weight source is chosen
+// (core/checkpoint/tensor_views.hpp): each is a branch of open_checkpoint that
+// fills `tensors` from its files.
 #pragma once
 
 #include <string>
@@ -18,13 +19,15 @@ namespace anatomy::native {
 
 struct CheckpointFiles {
     ModelConfig config;
-    nlohmann::json hf_config;           // config.json as read
+    bool llama2c = false;               // a llama2.c .bin file rather than a Hugging Face folder
+    nlohmann::json hf_config;           // config.json as read (a llama2.c file: {"max_position_embeddings": seq_len})
     std::vector<MappedFile> files;      // the mapped shards, kept alive with the views
     TensorViews tensors;                // every tensor of every shard, where it lies in `files`
 };
 
 // Maps and validates every file; throws InputError naming the file and problem.
-CheckpointFiles open_checkpoint(const std::string& directory);
+// `path` is a Hugging Face folder, or a llama2.c checkpoint file (core/checkpoint/llama2c.hpp).
+CheckpointFiles open_checkpoint(const std::string& path);
 
 Model<float> load_checkpoint(const std::string& directory);
 

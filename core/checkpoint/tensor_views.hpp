@@ -14,17 +14,10 @@
 //   safetensors_views.cpp  Hugging Face safetensors, one file or shards
 //                          (the generated-from-seed weights reach the loaders the same
 //                          way: hf_safetensors(random_model(...)) bytes, as the tests do)
-//   llama2c.cpp (next)     llama2.c's flat float32 file: a header of 7 int32 (dim, hidden_dim,
-//                          n_layers, n_heads, n_kv_heads, vocab_size (negative: untied), seq_len),
-//                          then the arrays. It will be
-//                            struct Llama2cCheckpoint { ModelConfig config; TensorViews tensors; };
-//                            Llama2cCheckpoint llama2c_checkpoint(const std::uint8_t* bytes, std::size_t size,
-//                                                                 const std::string& source);
-//                          with config.rope_pairing = interleaved (llama2.c rotates adjacent pairs)
-//                          and one view per (weight, layer) named hf_tensor_name(weight, layer):
-//                          an array [layers, out, in] gives layer i the slice at
-//                          i * out * in * 4 bytes, dtype F32, shape [out, in]. Its RoPE
-//                          tables (freq_cis_real/imag) are skipped, not viewed.
+//   llama2c.cpp            llama2.c's .bin files, version 0 and 1 (llama2c.hpp): a header,
+//                          then float32 arrays [layers, out, in] whose per-layer slices are
+//                          viewed under hf_tensor_name(weight, layer); interleaved RoPE
+//                          pairing; the RoPE tables are skipped, not viewed
 // No source permutes channels: the config's rope_pairing says which pairs its q and k
 // rotate (Hugging Face: half_split, from config_from_hf_json), and the loaders keep it.
 #pragma once

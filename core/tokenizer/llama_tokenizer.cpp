@@ -1,6 +1,8 @@
 #include "llama_tokenizer.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <queue>
 
 #include <nlohmann/json.hpp>
@@ -102,6 +104,69 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
     t.unk_id_ = special("<unk>", 0);
     t.bos_id_ = special("<s>", 1);
     t.eos_id_ = special("</s>", 2);
+    return t;
+}
+
+LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size_t size, int vocab_size,
+                                            const std::string& source) {
+    auto fail = [&](const std::string& what) { return InputError(source + ": " + what); };
+    std::size_t at = 0;
+    auto read = [&](void* out, std::size_t n, int id) {
+        if (size - at < n)
+            throw fail("the tokenizer ends at piece " + std::to_string(id) + " of the model's " + std::to_string(vocab_size) +
+                       " (is it the tokenizer of this model?)");
+        std::memcpy(out, bytes + at, n);
+        at += n;
+    };
+    std::int32_t max_length = 0;
+    if (size < 4) throw fail("shorter than the tokenizer.bin header");
+    read(&max_length, 4, 0);
+    LlamaTokenizer t;
+    t.pieces_.resize(std::size_t(vocab_size));
+    std::vector<float> scores(static_cast<std::size_t>(vocab_size));
+    for (int id = 0; id < vocab_size; ++id) {
+        std::int32_t length = 0;
+        read(&scores[std::size_t(id)], 4, id);
+        read(&length, 4, id);
+        if (length < 0 || length > max_length)
+            throw fail("piece " + std::to_string(id) + " has length " + std::to_string(length) + ", not 0 .. " +
+                       std::to_string(max_length));
+        std::string piece(std::size_t(length), '\0');
+        read(piece.data(), std::size_t(length), id);
+        piece = replace_all(piece, " ", space_marker);  // llama2.c's export wrote "▁" as ' '
+        t.ids_.emplace(piece, id);  // the first id of a piece held twice wins, as llama2.c's lookup does
+        t.pieces_[std::size_t(id)] = std::move(piece);
+    }
+    for (int b = 0; b < 256; ++b) {
+        char name[8];
+        std::snprintf(name, sizeof name, "<0x%02X>", b);
+        const auto it = t.ids_.find(name);
+        t.byte_ids_[b] = it == t.ids_.end() ? -1 : it->second;
+    }
+    // Every split of a piece into two pieces is a merge, ranked by the merged piece's
+    // score (highest first; equal scores share a rank, and encode breaks the tie leftmost).
+    struct Merge {
+        float score;
+        std::int32_t left, right;
+    };
+    std::vector<Merge> merges;
+    for (int id = 0; id < vocab_size; ++id) {
+        const std::string& piece = t.pieces_[std::size_t(id)];
+        if (t.ids_.at(piece) != id) continue;
+        for (std::size_t k = 1; k < piece.size(); ++k) {
+            const auto l = t.ids_.find(piece.substr(0, k)), r = t.ids_.find(piece.substr(k));
+            if (l != t.ids_.end() && r != t.ids_.end()) merges.push_back({scores[std::size_t(id)], l->second, r->second});
+        }
+    }
+    std::sort(merges.begin(), merges.end(), [](const Merge& a, const Merge& b) { return a.score > b.score; });
+    std::int32_t rank = 0;
+    for (std::size_t i = 0; i < merges.size(); ++i) {
+        if (i == 0 || merges[i].score != merges[i - 1].score) ++rank;
+        t.ranks_.emplace(pair_key(merges[i].left, merges[i].right), rank);
+    }
+    t.unk_id_ = 0;
+    t.bos_id_ = 1;
+    t.eos_id_ = 2;
     return t;
 }
 

@@ -24,6 +24,15 @@ class LlamaTokenizer {
 public:
     // Throws InputError naming what is missing or malformed.
     static LlamaTokenizer from_json(const nlohmann::json& tokenizer_json);
+    // A llama2.c tokenizer.bin: int32 max_token_length, then for each of the model's
+    // `vocab_size` ids a float32 score, an int32 length and the piece's bytes (spaces
+    // as ' ', ids 0, 1, 2 = unk, BOS, EOS, 3 .. 258 = <0x00> .. <0xFF>). llama2.c
+    // encodes by repeatedly merging the adjacent pair whose merged piece scores
+    // highest (the leftmost of equals); here every pair of pieces that forms a piece
+    // becomes a merge ranked by that score, so encode() above does exactly that.
+    // Throws InputError, prefixed with `source`, for a file shorter than its vocabulary.
+    static LlamaTokenizer from_llama2c(const std::uint8_t* bytes, std::size_t size, int vocab_size,
+                                       const std::string& source);
 
     // Token ids for `text`; BOS first when `add_bos`. An empty text gives no ids at all.
     std::vector<std::int32_t> encode(std::string_view text, bool add_bos = true) const;

@@ -31,6 +31,7 @@ const char* default_prompt = "The cache keeps the keys and values of every earli
 
 struct ProbeOptions {
     std::string model;
+    std::string tokenizer;  // a llama2.c tokenizer.bin (or a tokenizer.json); default: the folder's tokenizer.json
     std::string device = "cpu";
     std::string dtype = "float32";
     std::string prompt;
@@ -48,9 +49,18 @@ WeightPrecision parse_precision(const std::string& name) {
     throw InputError("unknown --dtype '" + name + "' (expected float32 or bfloat16)");
 }
 
-LlamaTokenizer load_tokenizer(const std::string& directory) {
-    const std::string path = (std::filesystem::path(directory) / "tokenizer.json").string();
-    if (!std::filesystem::exists(path)) throw InputError("checkpoint '" + directory + "' has no tokenizer.json");
+// The tokenizer: `path` when given (tokenizer.json, or a llama2.c tokenizer.bin for a
+// model of `vocab_size` ids), else the checkpoint folder's tokenizer.json.
+LlamaTokenizer load_tokenizer(const std::string& model, const std::string& given, bool llama2c, int vocab_size) {
+    if (llama2c && given.empty())
+        throw InputError("a llama2.c checkpoint needs its tokenizer: --tokenizer FILE (e.g. tok512.bin, or tokenizer.bin for stories15M and up)");
+    const std::string path = given.empty() ? (std::filesystem::path(model) / "tokenizer.json").string() : given;
+    if (!std::filesystem::exists(path))
+        throw InputError(given.empty() ? "checkpoint '" + model + "' has no tokenizer.json" : "tokenizer '" + path + "' does not exist");
+    if (path.size() < 5 || path.compare(path.size() - 5, 5, ".json") != 0) {
+        const MappedFile file(path);
+        return LlamaTokenizer::from_llama2c(file.data(), file.size(), vocab_size, path);
+    }
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(read_text_file(path));
@@ -99,13 +109,16 @@ int run_probe_command(const ProbeOptions& o) {
     const CheckpointFiles checkpoint = open_checkpoint(o.model);
     const ModelConfig& config = checkpoint.config;
     const HfCheckpointInfo info = hf_checkpoint_info(checkpoint.hf_config);
-    const LlamaTokenizer tokenizer = load_tokenizer(o.model);
+    const LlamaTokenizer tokenizer = load_tokenizer(o.model, o.tokenizer, checkpoint.llama2c, config.vocab_size);
     if (tokenizer.vocab_size() > std::size_t(config.vocab_size))
-        throw InputError("tokenizer.json has " + std::to_string(tokenizer.vocab_size()) + " pieces, more than config.json's vocab_size " +
+        throw InputError("the tokenizer has " + std::to_string(tokenizer.vocab_size()) + " pieces, more than the model's vocab_size " +
                          std::to_string(config.vocab_size));
-    const std::int32_t bos = special_id("bos_token_id", info.bos_token_id.value_or(tokenizer.bos_id()), "<s>", tokenizer, config);
+    // llama2.c's tokenizers write BOS as "\n<s>\n", and its run.c ends a continuation at
+    // BOS (= 1, which delimits stories), not at EOS.
+    const std::int32_t bos = special_id("bos_token_id", info.bos_token_id.value_or(tokenizer.bos_id()),
+                                        checkpoint.llama2c ? "" : "<s>", tokenizer, config);
     std::vector<std::int32_t> eos_ids = info.eos_token_ids;
-    if (eos_ids.empty()) eos_ids.push_back(tokenizer.eos_id());
+    if (eos_ids.empty()) eos_ids.push_back(checkpoint.llama2c ? bos : tokenizer.eos_id());
     for (std::int32_t id : eos_ids) special_id("eos_token_id", id, "", tokenizer, config);
 
     std::vector<std::int32_t> ids;
@@ -182,8 +195,10 @@ int run_probe_command(const ProbeOptions& o) {
 CommandRunner add_probe_command(CLI::App& app) {
     auto o = std::make_shared<ProbeOptions>();
     CLI::App* cmd = app.add_subcommand("probe", "Run a pretrained Llama checkpoint on a prompt and record its attention as a trace");
-    cmd->add_option("--model", o->model, "Hugging Face Llama checkpoint folder (config.json, model.safetensors or its index, tokenizer.json)")
+    cmd->add_option("--model", o->model, "Hugging Face Llama checkpoint folder (config.json, model.safetensors or its index, "
+                                         "tokenizer.json), or a llama2.c .bin file")
         ->required();
+    cmd->add_option("--tokenizer", o->tokenizer, "The tokenizer: a llama2.c tokenizer.bin (needed with a .bin model) or a tokenizer.json");
     cmd->add_option("--device", o->device, "cpu, cuda or cuda:N (the CUDA build; float32 on the GPU, eager attention for "
                                            "the full pass, split-K decode for the cached steps)")
         ->capture_default_str();

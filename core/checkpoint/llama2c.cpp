@@ -1,0 +1,136 @@
+// The llama2.c source: a header, then float32 arrays viewed where they lie (llama2c.hpp).
+#include "llama2c.hpp"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "../tensor.hpp"
+#include "llama_tensors.hpp"
+
+namespace anatomy {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x616b3432;  // "ak42"
+constexpr std::size_t kVersion1Header = 256;
+
+std::int32_t int_at(const std::uint8_t* bytes, std::size_t offset) {
+    std::int32_t value;
+    std::memcpy(&value, bytes + offset, sizeof value);
+    return value;
+}
+
+// One array of the file, in file order: a weight of every layer ([L, ...]) or of the model.
+struct Array {
+    LlamaWeight weight;
+    bool per_layer;
+};
+
+// The arrays before the RoPE tables (version 0) or before the classifier (version 1).
+std::vector<Array> arrays_of(int version) {
+    using W = LlamaWeight;
+    if (version == 0)
+        return {{W::embedding, false}, {W::attn_norm, true}, {W::wq, true},     {W::wk, true},
+                {W::wv, true},         {W::wo, true},        {W::ffn_norm, true}, {W::w_gate, true},
+                {W::w_down, true},     {W::w_up, true},      {W::final_norm, false}};
+    return {{W::attn_norm, true}, {W::ffn_norm, true}, {W::final_norm, false}, {W::embedding, false},
+            {W::wq, true},        {W::wk, true},       {W::wv, true},         {W::wo, true},
+            {W::w_gate, true},    {W::w_down, true},   {W::w_up, true}};
+}
+
+std::size_t elements_of(const std::vector<std::size_t>& shape) {
+    std::size_t n = 1;
+    for (std::size_t d : shape) n *= d;
+    return n;
+}
+
+}  // namespace
+
+bool has_llama2c_magic(const std::uint8_t* bytes, std::size_t size) {
+    if (size < 4) return false;
+    std::uint32_t magic;
+    std::memcpy(&magic, bytes, sizeof magic);
+    return magic == kMagic;
+}
+
+Llama2cCheckpoint llama2c_checkpoint(const std::uint8_t* bytes, std::size_t size, const std::string& source) {
+    auto fail = [&](const std::string& what) { return InputError(source + ": " + what); };
+    Llama2cCheckpoint ck;
+    std::size_t offset = 0;  // where the seven int32 start
+    bool shared = true;
+    if (has_llama2c_magic(bytes, size)) {
+        if (size < kVersion1Header) throw fail("shorter than the 256-byte header of a llama2.c version 1+ file");
+        ck.version = int_at(bytes, 4);
+        if (ck.version == 2) throw fail("llama2.c version 2 (int8-quantised weights) is not supported; export version 1 (float32)");
+        if (ck.version != 1) throw fail("unknown llama2.c version " + std::to_string(ck.version) + " (version 0 and 1 are read)");
+        offset = 8;
+        shared = bytes[36] != 0;
+    } else if (size < 28) {
+        throw fail("shorter than the 28-byte header of a llama2.c checkpoint");
+    }
+    const std::int32_t dim = int_at(bytes, offset), hidden = int_at(bytes, offset + 4), layers = int_at(bytes, offset + 8);
+    const std::int32_t heads = int_at(bytes, offset + 12), kv_heads = int_at(bytes, offset + 16);
+    std::int32_t vocab = int_at(bytes, offset + 20);
+    ck.seq_len = int_at(bytes, offset + 24);
+    if (ck.version == 0) {
+        shared = vocab > 0;
+        if (vocab < 0) vocab = -vocab;
+    }
+    for (auto [name, value] : {std::pair{"dim", dim}, {"hidden_dim", hidden}, {"n_layers", layers}, {"n_heads", heads},
+                               {"n_kv_heads", kv_heads}, {"vocab_size", vocab}, {"seq_len", ck.seq_len}})
+        if (value <= 0 || value > (1 << 20))
+            throw fail(std::string("header ") + name + " is " + std::to_string(value) + ", not a size between 1 and 2^20");
+    if (dim % heads != 0)
+        throw fail("dim " + std::to_string(dim) + " is not a multiple of n_heads " + std::to_string(heads));
+    if (heads % kv_heads != 0)
+        throw fail("n_heads " + std::to_string(heads) + " is not a multiple of n_kv_heads " + std::to_string(kv_heads));
+    if ((dim / heads) % 2 != 0) throw fail("head size " + std::to_string(dim / heads) + " is odd: RoPE rotates pairs");
+
+    ModelConfig& c = ck.config;
+    c.name = "llama2.c";
+    c.vocab_size = vocab;
+    c.hidden_size = dim;
+    c.n_layers = layers;
+    c.n_heads = heads;
+    c.n_kv_heads = kv_heads;
+    c.head_dim = dim / heads;
+    c.ffn_size = hidden;
+    c.rope_theta = 10000.0;
+    c.rms_norm_eps = 1e-5;  // run.c's rmsnorm
+    c.rope_pairing = RopePairing::interleaved;
+    c.tie_embeddings = shared;
+    require_valid(c);
+
+    // The bytes the header implies, before any view is made.
+    const std::size_t floats_per_rope_table = std::size_t(ck.seq_len) * std::size_t(c.head_dim / 2);
+    std::size_t expected = ck.version == 0 ? 28 : kVersion1Header;
+    for (const Array& a : arrays_of(ck.version))
+        expected += 4 * elements_of(stored_shape(c, a.weight)) * (a.per_layer ? std::size_t(layers) : 1);
+    if (ck.version == 0) expected += 4 * 2 * floats_per_rope_table;
+    if (!shared) expected += 4 * elements_of(stored_shape(c, LlamaWeight::lm_head));
+    if (size != expected)
+        throw fail("the header (dim " + std::to_string(dim) + ", hidden_dim " + std::to_string(hidden) + ", " +
+                   std::to_string(layers) + " layers, vocab " + std::to_string(vocab) + ", seq_len " +
+                   std::to_string(ck.seq_len) + (shared ? ", tied" : ", untied") + ") implies " + std::to_string(expected) +
+                   " bytes; the file has " + std::to_string(size));
+
+    std::size_t at = ck.version == 0 ? 28 : kVersion1Header;
+    auto view = [&](LlamaWeight weight, int layer) {
+        const std::vector<std::size_t> shape = stored_shape(c, weight);
+        TensorView t{hf_tensor_name(weight, layer), bytes + at, DType::f32, shape};
+        at += t.size_bytes();
+        return t;
+    };
+    for (const Array& a : arrays_of(ck.version)) {
+        if (!a.per_layer) {
+            ck.tensors.push_back(view(a.weight, -1));
+            continue;
+        }
+        for (int l = 0; l < layers; ++l) ck.tensors.push_back(view(a.weight, l));
+    }
+    if (ck.version == 0) at += 4 * 2 * floats_per_rope_table;  // freq_cis_real, freq_cis_imag: the core computes RoPE
+    if (!shared) ck.tensors.push_back(view(LlamaWeight::lm_head, -1));
+    return ck;
+}
+
+}  // namespace anatomy
