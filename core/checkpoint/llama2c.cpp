@@ -1,9 +1,12 @@
 // The llama2.c source: a header, then float32 arrays viewed where they lie (llama2c.hpp).
 #include "llama2c.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
+
+#include <xtensor/xmanipulation.hpp>
 
 #include "../tensor.hpp"
 #include "llama_tensors.hpp"
@@ -131,6 +134,102 @@ Llama2cCheckpoint llama2c_checkpoint(const std::uint8_t* bytes, std::size_t size
     if (ck.version == 0) at += 4 * 2 * floats_per_rope_table;  // freq_cis_real, freq_cis_imag: the core computes RoPE
     if (!shared) ck.tensors.push_back(view(LlamaWeight::lm_head, -1));
     return ck;
+}
+
+namespace {
+
+void append_ints(std::vector<std::uint8_t>& out, std::initializer_list<std::int32_t> values) {
+    for (std::int32_t v : values) {
+        const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+        out.insert(out.end(), p, p + 4);
+    }
+}
+
+void append_floats(std::vector<std::uint8_t>& out, const float* values, std::size_t n) {
+    if (n == 0) return;
+    const auto* p = reinterpret_cast<const std::uint8_t*>(values);
+    out.insert(out.end(), p, p + 4 * n);
+}
+
+// One weight of one layer (layer ignored outside the layers) as stored: [out, in], row-major.
+std::vector<float> stored_values(const Model<float>& model, LlamaWeight weight, int layer) {
+    const ModelWeights<float>& w = model.weights;
+    auto rows = [](const Matrix<float>& m) { return std::vector<float>(m.begin(), m.end()); };  // kept as stored
+    auto out_in = [](const Matrix<float>& m) {  // [in, out] -> [out, in]
+        const Matrix<float> t = xt::transpose(m);
+        return std::vector<float>(t.begin(), t.end());
+    };
+    auto vec = [](const Vector<float>& v) { return std::vector<float>(v.begin(), v.end()); };
+    switch (weight) {
+        case LlamaWeight::embedding: return rows(w.embedding);
+        case LlamaWeight::final_norm: return vec(w.final_norm);
+        case LlamaWeight::lm_head: return out_in(w.lm_head);
+        default: break;
+    }
+    const LayerWeights<float>& l = w.layers[std::size_t(layer)];
+    switch (weight) {
+        case LlamaWeight::attn_norm: return vec(l.attn_norm);
+        case LlamaWeight::wq: return out_in(l.wq);
+        case LlamaWeight::wk: return out_in(l.wk);
+        case LlamaWeight::wv: return out_in(l.wv);
+        case LlamaWeight::wo: return out_in(l.wo);
+        case LlamaWeight::ffn_norm: return vec(l.ffn_norm);
+        case LlamaWeight::w_gate: return out_in(l.w_gate);
+        case LlamaWeight::w_up: return out_in(l.w_up);
+        case LlamaWeight::w_down: return out_in(l.w_down);
+        default: return {};
+    }
+}
+
+}  // namespace
+
+void write_llama2c(const Model<float>& model, int seq_len, int version,
+                   const std::function<void(const std::vector<std::uint8_t>&)>& write) {
+    const ModelConfig& c = model.config;
+    if (c.rope_pairing != RopePairing::interleaved)
+        throw InputError("a llama2.c file rotates adjacent channel pairs: the model must use interleaved RoPE pairing");
+    if (version != 0 && version != 1) throw InputError("llama2.c files are written as version 0 or 1");
+    if (seq_len < 1) throw InputError("seq_len must be at least 1");
+    require_shapes(c, model.weights);
+    const bool tied = c.tie_embeddings;
+    std::vector<std::uint8_t> header;
+    if (version == 0) {
+        append_ints(header, {c.hidden_size, c.ffn_size, c.n_layers, c.n_heads, c.n_kv_heads,
+                             tied ? c.vocab_size : -c.vocab_size, seq_len});
+    } else {
+        append_ints(header, {std::int32_t(kMagic), 1, c.hidden_size, c.ffn_size, c.n_layers, c.n_heads, c.n_kv_heads,
+                             c.vocab_size, seq_len});
+        header.push_back(tied ? 1 : 0);
+        header.resize(kVersion1Header, 0);
+    }
+    write(header);
+    for (const Array& a : arrays_of(version))
+        for (int l = 0; l < (a.per_layer ? c.n_layers : 1); ++l) {
+            const std::vector<float> values = stored_values(model, a.weight, l);
+            std::vector<std::uint8_t> bytes;
+            append_floats(bytes, values.data(), values.size());
+            write(bytes);
+        }
+    if (version == 0) {  // freq_cis_real, then freq_cis_imag: [seq_len, head_dim / 2]
+        const int half = c.head_dim / 2;
+        for (int part = 0; part < 2; ++part) {
+            std::vector<float> table(std::size_t(seq_len) * std::size_t(half));
+            for (int pos = 0; pos < seq_len; ++pos)
+                for (int i = 0; i < half; ++i) {
+                    const double angle = pos * std::pow(c.rope_theta, -2.0 * i / c.head_dim);
+                    table[std::size_t(pos) * half + i] = float(part == 0 ? std::cos(angle) : std::sin(angle));
+                }
+            std::vector<std::uint8_t> bytes;
+            append_floats(bytes, table.data(), table.size());
+            write(bytes);
+        }
+    }
+    if (!tied) {
+        const std::vector<float> values = stored_values(model, LlamaWeight::lm_head, -1);
+        std::vector<std::uint8_t> bytes;
+        append_floats(bytes, values.data(), values.size());
+        write(bytes);
+    }
 }
 
 }  // namespace anatomy

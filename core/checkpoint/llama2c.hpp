@@ -21,9 +21,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
-#include "../model/model_config.hpp"
+#include "../model/weights.hpp"
 #include "tensor_views.hpp"
 
 namespace anatomy {
@@ -43,5 +45,15 @@ bool has_llama2c_magic(const std::uint8_t* bytes, std::size_t size);
 // (dim by n_heads, n_heads by n_kv_heads, an odd head size), or a header whose
 // sizes do not add up to the file's length.
 Llama2cCheckpoint llama2c_checkpoint(const std::uint8_t* bytes, std::size_t size, const std::string& source);
+
+// The other way: `model` as a llama2.c file of `version` (0 or 1) with context
+// `seq_len`, handed to `write` piece by piece (the header, then one array of one
+// layer at a time, so a 110M-parameter model needs no second copy in memory).
+// Matrices are written [out, in] as they are (no RoPE permutation: the file's
+// pairing is the model's, which must be interleaved, as llama2.c's is); version 0's
+// RoPE tables hold cos and sin of pos * 10000^(-2i / head_dim), as llama2.c's export.
+// Throws InputError for a half-split model, another version or seq_len < 1.
+void write_llama2c(const Model<float>& model, int seq_len, int version,
+                   const std::function<void(const std::vector<std::uint8_t>&)>& write);
 
 }  // namespace anatomy

@@ -40,11 +40,48 @@ ModelConfig tinyllama_config() {
     return c;
 }
 
-std::vector<std::string> preset_names() { return {"tiny", "tinyllama-1.1b"}; }
+ModelConfig llama2c_stories_config(std::string_view name) {
+    // llama2.c's TinyStories models (karpathy/tinyllamas): dim, hidden_dim, layers,
+    // heads, KV heads, vocabulary; adjacent-pair RoPE, eps 1e-5, tied classifier.
+    struct Shape {
+        const char* name;
+        int dim, hidden, layers, heads, kv_heads, vocab;
+    };
+    static const Shape shapes[] = {{"stories260k", 64, 172, 5, 8, 4, 512},
+                                   {"stories15m", 288, 768, 6, 6, 6, 32000},
+                                   {"stories42m", 512, 1376, 8, 8, 8, 32000},
+                                   {"stories110m", 768, 2048, 12, 12, 12, 32000}};
+    for (const Shape& s : shapes) {
+        if (name != s.name) continue;
+        ModelConfig c;
+        c.name = s.name;
+        c.vocab_size = s.vocab;
+        c.hidden_size = s.dim;
+        c.n_layers = s.layers;
+        c.n_heads = s.heads;
+        c.n_kv_heads = s.kv_heads;
+        c.head_dim = s.dim / s.heads;
+        c.ffn_size = s.hidden;
+        c.rope_theta = 10000.0;
+        c.rms_norm_eps = 1e-5;
+        c.rope_pairing = RopePairing::interleaved;
+        c.tie_embeddings = true;
+        return c;
+    }
+    throw InputError("no llama2.c stories preset '" + std::string(name) + "'");
+}
+
+std::vector<std::string> preset_names() {
+    return {"tiny", "tinyllama-1.1b", "stories260k", "stories15m", "stories42m", "stories110m"};
+}
 
 std::optional<ModelConfig> preset_config(std::string_view name) {
     if (name == "tiny") return tiny_config();
     if (name == "tinyllama-1.1b") return tinyllama_config();
+    if (name.rfind("stories", 0) == 0) {
+        for (const std::string& known : preset_names())
+            if (known == name) return llama2c_stories_config(name);
+    }
     return std::nullopt;
 }
 

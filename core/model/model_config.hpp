@@ -38,6 +38,10 @@ ModelConfig tiny_config();
 // The shapes of TinyLlama-1.1B (22 layers, hidden 2048, 32 query heads, 4 KV heads).
 ModelConfig tinyllama_config();
 
+// The shapes of llama2.c's TinyStories models: stories260k, stories15m, stories42m,
+// stories110m (interleaved RoPE, as llama2.c rotates adjacent pairs). Throws InputError for another name.
+ModelConfig llama2c_stories_config(std::string_view name);
+
 std::vector<std::string> preset_names();
 // The preset called `name`, or nothing if there is none.
 std::optional<ModelConfig> preset_config(std::string_view name);

@@ -1,7 +1,9 @@
 #include "synthetic_tokenizer.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -113,6 +115,43 @@ nlohmann::json synthetic_tokenizer_json(int vocab_size) {
           {"vocab", vocab},
           {"merges", merges}}},
     };
+}
+
+std::vector<std::uint8_t> synthetic_tokenizer_bin(int vocab_size) {
+    const nlohmann::json j = synthetic_tokenizer_json(vocab_size);
+    std::vector<std::string> pieces(j["model"]["vocab"].size());
+    for (const auto& [piece, id] : j["model"]["vocab"].items()) pieces[id.get<std::size_t>()] = piece;
+    std::vector<float> scores(pieces.size(), 0.0f);
+    std::map<std::string, std::size_t> id_of;
+    for (std::size_t id = 0; id < pieces.size(); ++id) id_of.emplace(pieces[id], id);
+    float rank = 0;
+    for (const nlohmann::json& merge : j["model"]["merges"]) {
+        std::string text = merge.get<std::string>();
+        text.erase(text.find(' '), 1);  // "a b" -> the merged piece "ab"
+        scores[id_of.at(text)] = -(++rank);
+    }
+    std::int32_t longest = 0;
+    std::vector<std::string> written;
+    for (const std::string& piece : pieces) {
+        std::string bytes = piece;
+        for (std::size_t at = bytes.find(space_marker); at != std::string::npos; at = bytes.find(space_marker, at + 1))
+            bytes.replace(at, space_marker.size(), " ");
+        longest = std::max(longest, std::int32_t(bytes.size()));
+        written.push_back(std::move(bytes));
+    }
+    std::vector<std::uint8_t> out;
+    auto put = [&](const void* p, std::size_t n) {
+        const auto* b = static_cast<const std::uint8_t*>(p);
+        out.insert(out.end(), b, b + n);
+    };
+    put(&longest, 4);
+    for (std::size_t id = 0; id < written.size(); ++id) {
+        const std::int32_t length = std::int32_t(written[id].size());
+        put(&scores[id], 4);
+        put(&length, 4);
+        put(written[id].data(), written[id].size());
+    }
+    return out;
 }
 
 }  // namespace anatomy

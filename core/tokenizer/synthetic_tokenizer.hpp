@@ -4,6 +4,9 @@
 // fallback) but its merges are systematic rather than learned from text.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <nlohmann/json_fwd.hpp>
 
 namespace anatomy {
@@ -21,5 +24,10 @@ namespace anatomy {
 // tokenizers) load it, and any text encodes (byte fallback, or <unk> for a
 // character without a piece when the byte tokens do not fit).
 nlohmann::json synthetic_tokenizer_json(int vocab_size);
+
+// The same vocabulary as a llama2.c tokenizer.bin (for llama2.c-format exports):
+// pieces in id order with "▁" written as ' ', each merged piece scored -(its merge's
+// rank) so that earlier merges win, the others 0; max_token_length their longest.
+std::vector<std::uint8_t> synthetic_tokenizer_bin(int vocab_size);
 
 }  // namespace anatomy

@@ -1,8 +1,11 @@
 // attn export-checkpoint: write the deterministic model as a Hugging Face Llama
 // checkpoint, with a synthetic tokenizer.json of the same vocabulary size.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "checkpoint/llama2c.hpp"
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
 #include "number_args.hpp"
@@ -13,6 +16,9 @@ namespace {
 
 struct ExportOptions {
     std::string directory;
+    std::string format = "hf";   // hf: a Hugging Face folder; llama2c: MODEL.bin + tokenizer.bin
+    std::string seq_len = "256";  // llama2c: the context written into the header
+    std::string version = "0";    // llama2c: file version 0 or 1
     std::string preset = "tiny";
     std::string seed = std::to_string(default_seed);
     std::string dtype = "float32";
@@ -26,13 +32,45 @@ DType parse_dtype(const std::string& name) {
     throw InputError("unknown --dtype '" + name + "' (expected float32, float16 or bfloat16)");
 }
 
+std::string known_presets() {
+    std::string known;
+    for (const std::string& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+    return known;
+}
+
+// DIR/model.bin and DIR/tokenizer.bin in llama2.c's formats, streamed.
+void write_llama2c_files(const std::string& directory, const Model<float>& model, int seq_len, int version) {
+    make_directory(directory);
+    const std::string path = (std::filesystem::path(directory) / "model.bin").string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError("cannot write '" + path + "'");
+    write_llama2c(model, seq_len, version, [&](const std::vector<std::uint8_t>& bytes) {
+        out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    });
+    out.flush();
+    if (!out) throw InputError("cannot write '" + path + "' (disk full?)");
+    write_file((std::filesystem::path(directory) / "tokenizer.bin").string(), synthetic_tokenizer_bin(model.config.vocab_size));
+}
+
 int run_export(const ExportOptions& options) {
     std::optional<ModelConfig> config = preset_config(options.preset);
-    if (!config) throw InputError("unknown --config '" + options.preset + "' (known: tiny, tinyllama-1.1b)");
+    if (!config) throw InputError("unknown --config '" + options.preset + "' (known: " + known_presets() + ")");
+    if (options.format != "hf" && options.format != "llama2c")
+        throw InputError("unknown --format '" + options.format + "' (expected hf or llama2c)");
     const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
     if (!options.layers.empty()) config->n_layers = int(parse_decimal(options.layers, "--layers", 1, 1000));
     const DType dtype = parse_dtype(options.dtype);
     const Model<float> model = random_model(*config, seed);
+    if (options.format == "llama2c") {
+        if (options.dtype != "float32") throw InputError("--format llama2c writes float32 (llama2.c version 0 and 1)");
+        const int seq_len = int(parse_decimal(options.seq_len, "--seq-len", 1, 1 << 20));
+        const int version = int(parse_decimal(options.version, "--llama2c-version", 0, 1));
+        write_llama2c_files(options.directory, model, seq_len, version);
+        std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed
+                  << ", llama2.c version " << version << ", seq_len " << seq_len << ") to " << options.directory
+                  << "/{model.bin,tokenizer.bin}\n";
+        return 0;
+    }
     write_checkpoint(options.directory, model, dtype, synthetic_tokenizer_json(config->vocab_size));
     std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed << ", "
               << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors,tokenizer.json}\n";
@@ -45,7 +83,12 @@ CommandRunner add_export_checkpoint_command(CLI::App& app) {
     auto options = std::make_shared<ExportOptions>();
     CLI::App* cmd = app.add_subcommand("export-checkpoint", "Write the deterministic weights as a Hugging Face Llama checkpoint");
     cmd->add_option("dir", options->directory, "Output folder (created if missing)")->required();
-    cmd->add_option("--config", options->preset, "Model preset: tiny or tinyllama-1.1b")->capture_default_str();
+    cmd->add_option("--config", options->preset, "Model preset: " + known_presets())->capture_default_str();
+    cmd->add_option("--format", options->format, "hf (config.json, model.safetensors, tokenizer.json) or llama2c "
+                                                 "(model.bin, tokenizer.bin; needs an interleaved-RoPE preset such as stories15m)")
+        ->capture_default_str();
+    cmd->add_option("--seq-len", options->seq_len, "llama2c: the context length in the header")->capture_default_str();
+    cmd->add_option("--llama2c-version", options->version, "llama2c: file version 0 (legacy) or 1")->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of the deterministic weights")->capture_default_str();
     cmd->add_option("--dtype", options->dtype, "Stored precision: float32, float16 or bfloat16")->capture_default_str();
     cmd->add_option("--layers", options->layers, "Override the preset's number of layers (1 to 1000)");

@@ -40,7 +40,11 @@ int run_verify(const VerifyOptions& options) {
         source = "checkpoint " + options.checkpoint;
     } else {
         const std::optional<ModelConfig> config = preset_config(options.preset);
-        if (!config) throw InputError("unknown --config '" + options.preset + "' (known: tiny, tinyllama-1.1b)");
+        if (!config) {
+            std::string known;
+            for (const std::string& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+            throw InputError("unknown --config '" + options.preset + "' (known: " + known + ")");
+        }
         model = random_model(*config, seed);
         source = "seed " + std::to_string(seed);
     }

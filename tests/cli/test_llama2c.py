@@ -81,6 +81,38 @@ class Llama2c(AttnTestCase):
         out = self.ok("verify", "--checkpoint", MODEL, "--tokens", "1,403,407,261,378,300")
         self.assertIn("All 12 checks passed.", out)
 
+    def test_exported_files_of_stories15m_shapes_in_both_versions(self):
+        # Random weights with stories15M's shapes (2 of its 6 layers, to stay quick) and a
+        # synthetic 32,000-piece tokenizer.bin: the reader, the tokenizer and the probe at
+        # the larger models' sizes, against the NumPy run.c on the same files.
+        for version in ["0", "1"]:
+            with self.subTest(version=version):
+                folder = self.path("s15-v" + version)
+                self.ok("export-checkpoint", folder, "--config", "stories15m", "--layers", "2", "--format", "llama2c",
+                        "--llama2c-version", version)
+                model, tokenizer = os.path.join(folder, "model.bin"), os.path.join(folder, "tokenizer.bin")
+                out = self.path("trace-%s.json" % version)
+                prompt = "Once upon a time there was a cat"
+                self.ok("probe", "--model", model, "--tokenizer", tokenizer, "--prompt", prompt, "--generate", "12",
+                        "--output", out)
+                with open(out) as f:
+                    trace = json.load(f)
+                self.assertEqual(trace["config"]["vocab_size"], 32000)
+                self.assertEqual(trace["config"]["rope_pairing"], "interleaved")
+                self.assertTrue(trace["all_checks_passed"])
+                config, _ = llama2c_numpy.read_checkpoint(model)
+                pieces, scores = llama2c_numpy.read_tokenizer(tokenizer, config["vocab"])
+                ids = llama2c_numpy.encode(prompt, pieces, scores)
+                self.assertEqual(trace["tokens"][0], ids)
+                self.assertEqual(trace["probe"]["continuation"]["ids"], llama2c_numpy.greedy(model, ids, len(ids) - 1 + 12))
+                self.assertIn("All 12 checks passed.", self.ok("verify", "--checkpoint", model))
+
+    def test_export_refuses_what_llama2c_cannot_hold(self):
+        self.fails(["export-checkpoint", self.path("x"), "--config", "tiny", "--format", "llama2c"], "interleaved")
+        self.fails(["export-checkpoint", self.path("x"), "--config", "stories260k", "--format", "gguf"], "gguf")
+        self.fails(["export-checkpoint", self.path("x"), "--config", "stories260k", "--format", "llama2c",
+                    "--dtype", "bfloat16"], "float32")
+
     # --- bad input ---
     def write(self, name, data):
         path = self.path(name)
