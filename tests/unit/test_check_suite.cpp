@@ -11,6 +11,7 @@
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xview.hpp>
 
+#include "checkpoint/hf_llama.hpp"
 #include "ops/attention.hpp"
 #include "ops/embedding.hpp"
 #include "ops/heads.hpp"
@@ -19,6 +20,7 @@
 #include "ops/rms_norm.hpp"
 #include "ops/rope.hpp"
 #include "ops/swiglu.hpp"
+#include "pretrained/pretrained_backend.hpp"
 #include "verify/check_suite.hpp"
 #include "verify/compare.hpp"
 
@@ -179,4 +181,21 @@ TEST_CASE("the suite's ids, prefixes and order") {
         CHECK(r.passed);
     }
     CHECK(ids == std::vector<std::string>{"x-d", "x-e1", "x-e2", "x-e3", "x-f2", "x-g", "x-h2"});
+}
+
+TEST_CASE("the same suite on a checkpoint used in place, with a float32 and a bfloat16 cache") {
+    const Model<float> model = random_model(tiny_config());
+    const std::vector<std::uint8_t> bytes = hf_safetensors(model, DType::f32);
+    const SafetensorsView view = SafetensorsView::parse(bytes.data(), bytes.size());
+    const PretrainedModel pretrained = pretrained_from_hf(model.config, {&view}, "tiny", WeightPrecision::float32);
+    for (DType cache : {DType::f32, DType::bf16}) {
+        PretrainedBackend backend(pretrained, cache);
+        SuiteOptions options;
+        options.cache_tolerance = 1e-3;  // the probe's bound: a bf16 cache rounds keys and values once
+        std::vector<std::string> failed;
+        for (const CheckRecord& r : run_check_suite(backend, demo_tokens(), options))
+            if (!r.passed) failed.push_back(r.id + " " + std::to_string(r.max_abs_error));
+        CAPTURE(dtype_name(cache));
+        CHECK(failed.empty());
+    }
 }
