@@ -1,5 +1,6 @@
 #include "probe_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -34,6 +35,24 @@ std::string grouped(long long n) {
 
 std::string rate(const nlohmann::json& value) {
     return value.is_null() ? "-" : format("%.2f tok/s", value.get<double>());
+}
+
+// One line per pattern: its strongest head, how many heads reach the threshold, and the uniform baseline.
+void print_head_patterns(std::ostream& out, const nlohmann::json& patterns) {
+    out << "\nhead patterns: mean weight on one key (a head shows the pattern at >= "
+        << format("%.2f", patterns["threshold"].get<double>()) << "; induction on BOS + "
+        << patterns["induction_length"] << " random ids written twice)\n";
+    std::size_t heads = 0;
+    for (const nlohmann::json& layer : patterns["patterns"][0]["heads"]) heads += layer.size();
+    for (const nlohmann::json& pattern : patterns["patterns"]) {
+        const nlohmann::json& best = pattern["strongest"];
+        std::string name = pattern["name"].get<std::string>();
+        std::replace(name.begin(), name.end(), '_', ' ');
+        out << "  " << name << std::string(16 - std::min<std::size_t>(name.size(), 15), ' ') << "strongest layer " << best["layer"]
+            << " head " << best["head"] << " " << format("%.3f", best["score"].get<double>()) << "  heads showing it "
+            << pattern["showing"].size() << " of " << heads << "  (spread evenly " << format("%.3f", pattern["uniform_baseline"].get<double>())
+            << ")\n";
+    }
 }
 
 }  // namespace
@@ -94,6 +113,7 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
         out << "  layer " << (l < 10 ? " " : "") << l << "  mean over heads " << format("%.3f", sinks["layer_mean"][l].get<double>())
             << "  highest head " << format("%.3f", high) << "\n";
     }
+    if (p.contains("head_patterns")) print_head_patterns(out, p["head_patterns"]);
     out << "\nnext token:";
     for (const nlohmann::json& t : p["top_next"])
         out << "  " << t["token_text"].dump() << " " << format("%.3f", t["probability"].get<double>());

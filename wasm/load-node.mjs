@@ -1,4 +1,4 @@
-// Loads the wasm preset's modules (attention_core.js/.wasm, attention_bench.js/.wasm) into Node: used by
+// Loads the wasm preset's modules (attention_core, attention_trained, attention_bench: .js/.wasm) into Node: used by
 // tools/judge.mjs and by the tests under tests/wasm/ and tests/exercises/.
 //
 // Two quirks of Debian's Emscripten 3.1.6 output under Node 20:
@@ -14,8 +14,9 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Where the wasm preset puts its output unless ANATOMY_WASM_DIR says otherwise.
 export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 'wasm', 'wasm');
 
-// Loads one of the wasm preset's modules: 'attention_core' (what the page uses)
-// or 'attention_bench' (the CPU benchmark, tools/bench-wasm.mjs).
+// Loads one of the wasm preset's modules: 'attention_core' (what the page uses),
+// 'attention_trained' (the page's trained-model widget) or 'attention_bench' (the CPU
+// benchmark, tools/bench-wasm.mjs).
 export async function loadModule(name, dir = wasmDir) {
   const js = path.join(dir, `${name}.js`);
   const wasm = path.join(dir, `${name}.wasm`);
@@ -38,4 +39,8 @@ export function loadCore(dir = wasmDir) {
 
 export function loadBench(dir = wasmDir) {
   return loadModule('attention_bench', dir);
+}
+
+export function loadTrained(dir = wasmDir) {
+  return loadModule('attention_trained', dir);
 }

@@ -40,7 +40,8 @@ function preloadWasm(): Plugin {
       order: 'post',
       handler: (html, context) => {
         const files = Object.keys(context.bundle ?? {});
-        const wasm = files.find((file) => file.endsWith('.wasm'));
+        // The chapters' core only: the trained-model module loads when its widget is opened.
+        const wasm = files.find((file) => /attention_core[^/]*\.wasm$/.test(file));
         const links = wasm ? [`<link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>`] : [];
         // The KaTeX fonts every chapter's typeset maths uses: fetched with the page, so
         // the text is laid out once with them rather than again when they arrive

@@ -1,7 +1,11 @@
 #include "attention.hpp"
 
+#include "exponential.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace anatomy {
 namespace {
@@ -37,19 +41,27 @@ Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k) {
     const std::size_t group = kv_group(Hq, Hkv);
     const Real scale = Real(1.0 / std::sqrt(double(dh)));
 
+    // Each KV head's keys transposed once, [dh, S], so that a query's scores against
+    // all keys are computed side by side, one lane per key (vectorised). Each score is
+    // still sum_d q[d] * k[s, d] in order of d, the same bits as key by key.
+    std::vector<Real> k_t(dh * S);
     Tensor4<Real> scores({B, Hq, T, S});
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < Hq; ++h) {
-            const Real* k_head = &k(b, h / group, 0, 0);  // GQA: shared KV head, read in place
+            const Real* k_head = &k(b, h / group, 0, 0);  // GQA: query head h reads KV head h / group, in place
+            if (h % group == 0)                           // the first query head of its group: transpose [S, dh]
+                for (std::size_t s = 0; s < S; ++s)
+                    for (std::size_t d = 0; d < dh; ++d) k_t[d * S + s] = k_head[s * dh + d];
             for (std::size_t t = 0; t < T; ++t) {
                 const Real* q_row = &q(b, h, t, 0);
                 Real* out = &scores(b, h, t, 0);
-                for (std::size_t s = 0; s < S; ++s) {
-                    const Real* k_row = k_head + s * dh;
-                    Real dot = 0;
-                    for (std::size_t d = 0; d < dh; ++d) dot += q_row[d] * k_row[d];
-                    out[s] = dot * scale;
+                std::fill(out, out + S, Real(0));
+                for (std::size_t d = 0; d < dh; ++d) {
+                    const Real q_d = q_row[d];
+                    const Real* k_d = k_t.data() + d * S;  // channel d of every key
+                    for (std::size_t s = 0; s < S; ++s) out[s] += q_d * k_d[s];
                 }
+                for (std::size_t s = 0; s < S; ++s) out[s] *= scale;
             }
         }
     return scores;
@@ -62,11 +74,12 @@ Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed) {
     const std::size_t T = scores.shape(2), S = scores.shape(3);
     if (allowed.shape(0) != T || allowed.shape(1) != S) throw InputError("apply_mask: mask shape differs from scores");
     const std::size_t planes = scores.shape(0) * scores.shape(1);
-    Tensor4<Real> masked = scores;
+    const Real forbidden = -std::numeric_limits<Real>::infinity();
+    Tensor4<Real> masked(scores.shape());
     for (std::size_t p = 0; p < planes; ++p) {
-        Real* plane = masked.data() + p * T * S;
-        for (std::size_t i = 0; i < T * S; ++i)
-            if (!allowed.data()[i]) plane[i] = -std::numeric_limits<Real>::infinity();
+        const Real* in = scores.data() + p * T * S;
+        Real* out = masked.data() + p * T * S;
+        for (std::size_t i = 0; i < T * S; ++i) out[i] = allowed.data()[i] ? in[i] : forbidden;  // a select, vectorised
     }
     return masked;
 }
@@ -81,18 +94,19 @@ Tensor4<Real> softmax_rows(const Tensor4<Real>& x) {
     for (std::size_t r = 0; r < rows; ++r) {
         const Real* in = x.data() + r * S;
         Real* out = probs.data() + r * S;
-        Real row_max = -std::numeric_limits<Real>::infinity();
-        for (std::size_t s = 0; s < S; ++s) row_max = std::max(row_max, in[s]);
-        if (row_max == -std::numeric_limits<Real>::infinity()) {
-            for (std::size_t s = 0; s < S; ++s) out[s] = 0;
-            continue;
-        }
+        // Keys after the last allowed one (a causal row's masked tail) get exactly 0
+        // and take no part below, as e^-inf = 0 would give them.
+        std::size_t end = S;
+        while (end > 0 && in[end - 1] == -std::numeric_limits<Real>::infinity()) --end;
+        std::fill(out + end, out + S, Real(0));
+        if (end == 0) continue;  // no allowed key: a row of zeros rather than NaN
+        const Real row_max = *std::max_element(in, in + end);
+        // exponential (ops/exponential.hpp) gives the same bits natively and in wasm; in a
+        // loop of its own it vectorises (the sum, in order of s, cannot).
+        for (std::size_t s = 0; s < end; ++s) out[s] = exponential(in[s] - row_max);  // e^-inf = 0 for forbidden keys
         Real sum = 0;
-        for (std::size_t s = 0; s < S; ++s) {
-            out[s] = std::exp(in[s] - row_max);  // exp(-inf) = 0 for forbidden cells
-            sum += out[s];
-        }
-        for (std::size_t s = 0; s < S; ++s) out[s] /= sum;
+        for (std::size_t s = 0; s < end; ++s) sum += out[s];
+        for (std::size_t s = 0; s < end; ++s) out[s] /= sum;
     }
     return probs;
 }
@@ -106,17 +120,29 @@ Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v
     if (v.shape(0) != B || v.shape(2) != S) throw InputError("weighted_values: probs and v disagree in shape");
     const std::size_t group = kv_group(Hq, Hkv);
 
-    Tensor4<Real> out = xt::zeros<Real>({B, Hq, T, dh});
+    // Eight channels at a time in a local accumulator, which the compiler keeps in
+    // registers (summed into `out` directly, every product was a load and a store):
+    // each output is still sum_s p[s] * v[s, d] in order of s.
+    constexpr std::size_t chunk = 8;
+    Tensor4<Real> out({B, Hq, T, dh});
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < Hq; ++h) {
-            const Real* v_head = &v(b, h / group, 0, 0);
+            const Real* v_head = &v(b, h / group, 0, 0);  // GQA: shared KV head, read in place
             for (std::size_t t = 0; t < T; ++t) {
                 const Real* p_row = &probs(b, h, t, 0);
                 Real* o = &out(b, h, t, 0);
-                for (std::size_t s = 0; s < S; ++s) {
-                    const Real p = p_row[s];
-                    const Real* v_row = v_head + s * dh;
-                    for (std::size_t d = 0; d < dh; ++d) o[d] += p * v_row[d];
+                // Keys after the last one with a nonzero weight (a causal row's masked
+                // tail) add 0 times a finite value vector: they are left out.
+                std::size_t end = S;
+                while (end > 0 && p_row[end - 1] == 0) --end;
+                for (std::size_t d0 = 0; d0 < dh; d0 += chunk) {
+                    const std::size_t width = std::min(chunk, dh - d0);
+                    Real acc[chunk] = {};
+                    for (std::size_t s = 0; s < end; ++s) {
+                        const Real* v_row = v_head + s * dh + d0;
+                        for (std::size_t d = 0; d < width; ++d) acc[d] += p_row[s] * v_row[d];
+                    }
+                    std::copy(acc, acc + width, o + d0);
                 }
             }
         }

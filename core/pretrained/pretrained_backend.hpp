@@ -17,6 +17,8 @@ public:
     Tensor3<float> forward(const TokenIds& tokens, PassCapture* capture) override {
         return pretrained_forward(model_, cache_, tokens, capture);
     }
+    // Keeps the cache's first `tokens` positions (the page's typed text: a changed tail is rerun).
+    void rewind(std::int64_t tokens) { rewind_pretrained_cache(cache_, tokens); }
     DType cache_dtype() const override { return cache_.dtype; }
     std::int64_t cached_tokens() const override { return cache_.position; }
     std::size_t cache_bytes() const override { return cache_.stored_bytes(); }

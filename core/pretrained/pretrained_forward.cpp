@@ -88,6 +88,15 @@ PretrainedCache empty_pretrained_cache(const ModelConfig& config, std::size_t ba
     return cache;
 }
 
+void rewind_pretrained_cache(PretrainedCache& cache, std::int64_t tokens) {
+    if (tokens < 0 || tokens > cache.position)
+        throw InputError("the cache holds " + std::to_string(cache.position) + " tokens; cannot keep " + std::to_string(tokens));
+    const std::size_t row_bytes = cache.batch * cache.n_kv_heads * cache.head_dim * dtype_size(cache.dtype);  // one position
+    for (auto& k : cache.keys) k.resize(std::size_t(tokens) * row_bytes);
+    for (auto& v : cache.values) v.resize(std::size_t(tokens) * row_bytes);
+    cache.position = tokens;
+}
+
 Tensor3<float> pretrained_forward(const PretrainedModel& model, PretrainedCache& cache, const TokenIds& tokens,
                                   PassCapture* capture) {
     const ModelConfig& c = model.config;

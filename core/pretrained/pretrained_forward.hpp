@@ -33,6 +33,11 @@ struct PretrainedCache {
 // An empty cache for `batch` sequences, in `dtype` (f32 or bf16; InputError otherwise).
 PretrainedCache empty_pretrained_cache(const ModelConfig& config, std::size_t batch, DType dtype);
 
+// Forgets every position from `tokens` on, keeping the first `tokens` (0 to
+// cache.position): the rows are stored [S, B, Hkv, dh], so each layer is cut short.
+// Throws InputError for a count outside that range.
+void rewind_pretrained_cache(PretrainedCache& cache, std::int64_t tokens);
+
 // Run T new tokens per sequence, appending their keys and values to `cache`.
 //   tokens: [B, T]  ->  logits: [B, T, V]
 // Throws InputError (leaving the cache untouched) for an id outside the vocabulary.

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 #include "../build_info.hpp"
 #include "../lessons/cache_payload.hpp"
+#include "../lessons/head_patterns.hpp"
 #include "../nested_json.hpp"
 #include "../verify/check_suite.hpp"
 #include "../verify/checks.hpp"
@@ -107,28 +109,20 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
         disagreements += agrees[t] ? 0 : 1;
     }
 
-    // 3. Attention sinks and the probability checks, from the full pass.
+    // 3. Attention sinks and the probability checks, from the full pass: the
+    //    first-token score (lessons/head_patterns.hpp) of every layer and head,
     //    sink[l][h] = mean over queries t in [T/2, T) of probs[0, h, t, 0].
+    const std::vector<Tensor4<float>> full_probs = captured_probs(capture);  // [L] x [1, Hq, T, T]
+    nlohmann::json layers = nlohmann::json::array();
+    for (const Tensor4<float>& p : full_probs) layers.push_back({{"probabilities", to_nested_json(p)}});
+    const PatternScores sinks = first_token_scores(full_probs);
     const std::size_t first_query = T / 2;
-    nlohmann::json sink_stats = nlohmann::json::array(), layer_mean = nlohmann::json::array(), layers = nlohmann::json::array();
-    for (std::size_t l = 0; l < L; ++l) {
-        const Tensor4<float>& p = capture.layers[l].probs;  // [1, Hq, T, T]
-        nlohmann::json heads = nlohmann::json::array();
-        double layer_total = 0;
-        for (std::size_t h = 0; h < H; ++h) {
-            double sum = 0;
-            for (std::size_t t = first_query; t < T; ++t) sum += p(0, h, t, 0);
-            const double mean = sum / double(T - first_query);
-            heads.push_back(mean);
-            layer_total += mean;
-        }
+    const double uniform = sinks.uniform_baseline;  // what position 0 would get if every query spread its attention evenly
+    nlohmann::json sink_stats = nlohmann::json::array(), layer_mean = nlohmann::json::array();
+    for (const std::vector<double>& heads : sinks.heads) {
         sink_stats.push_back(heads);
-        layer_mean.push_back(layer_total / double(H));
-        layers.push_back({{"probabilities", to_nested_json(p)}});
+        layer_mean.push_back(std::accumulate(heads.begin(), heads.end(), 0.0) / double(H));
     }
-    double uniform = 0;  // what position 0 would get if every query spread its attention evenly
-    for (std::size_t t = first_query; t < T; ++t) uniform += 1.0 / double(t + 1);
-    uniform /= double(T - first_query);
 
     // 4. The next token after the prompt, then a greedy continuation through the cache.
     const float* last = full.data() + (T - 1) * V;
@@ -172,7 +166,7 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     }
 
     // The records: p3 and p4 are the check suite's e1 and e3 on the full pass's probabilities.
-    const std::vector<CheckRecord> on_probs = check_probabilities(captured_probs(capture));  // e1, e2, e3
+    const std::vector<CheckRecord> on_probs = check_probabilities(full_probs);  // e1, e2, e3
     const double worst_row_sum = on_probs[0].max_abs_error, worst_future = on_probs[2].max_abs_error;
     const std::vector<CheckRecord> checks = {
         make_check("p1", "cached_matches_full", "logits of the prompt prefilled one token at a time through the KV cache vs one full pass",
@@ -202,7 +196,7 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     Tensor3<float> last_logits({1, 1, V});
     std::copy(last, last + V, last_logits.begin());
 
-    return {
+    nlohmann::json trace = {
         {"schema_version", trace_schema_version},
         {"kind", "attention-anatomy-trace"},
         {"config", config_to_json(c)},
@@ -289,6 +283,10 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
             {"decode_seconds", decode_seconds},
             {"decode_tokens_per_second", per_second(double(decode_steps), decode_seconds)}}}}},
     };
+    // 5. Optionally, what each head does (two more passes, each from an empty cache).
+    if (request.head_patterns)
+        trace["probe"]["head_patterns"] = head_patterns_to_json(head_patterns(backend, request.ids, tokenizer.bos_id()));
+    return trace;
 }
 
 }  // namespace anatomy

@@ -4,7 +4,9 @@
 //   2. the same prompt prefilled one token at a time through the KV cache, whose
 //      logits must match the full pass at every position;
 //   3. attention sinks: how much the second half of the queries give position 0;
-//   4. the top next tokens, and a greedy continuation decoded through the cache.
+//   4. the top next tokens, and a greedy continuation decoded through the cache;
+//   5. on request, each head's pattern scores (previous token, first token, self,
+//      induction) from two more passes (lessons/head_patterns.hpp).
 // The result is a trace (docs/trace-schema.md) with the probe's fields added.
 #pragma once
 
@@ -36,6 +38,7 @@ struct ProbeRequest {
     std::vector<std::int32_t> stop_ids;  // end-of-sequence ids: the continuation stops after one
     DType cache_dtype = DType::f32;      // the CPU KV cache's precision (f32 or bf16)
     int top_k = 5;                       // how many next tokens to list
+    bool head_patterns = false;          // add probe.head_patterns (lessons/head_patterns.hpp): two more passes
 };
 
 // The prompt's ids: BOS, then the text. With `chat`, the text is wrapped in

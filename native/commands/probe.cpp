@@ -38,6 +38,7 @@ struct ProbeOptions {
     bool prompt_given = false;
     std::string tokens;
     bool chat = false;
+    bool head_patterns = false;
     std::string generate = "8";
     std::string threads = "1";
     std::string output;
@@ -147,6 +148,7 @@ int run_probe_command(const ProbeOptions& o) {
     request.generate = generate;
     request.stop_ids = eos_ids;
     request.cache_dtype = precision == WeightPrecision::float32 ? DType::f32 : DType::bf16;
+    request.head_patterns = o.head_patterns;
     nlohmann::json trace = device < 0 ? run_probe(model, tokenizer, request)
                                       : run_probe_on_gpu(device, model, tokenizer, request);
 
@@ -212,6 +214,9 @@ CommandRunner add_probe_command(CLI::App& app) {
                     "Threads for the projections; the results are the same for any number (each projection waits for "
                     "all of them, so on a busy machine more can be slower)")
         ->capture_default_str();
+    cmd->add_flag("--head-patterns", o->head_patterns,
+                  "Score every head's previous-token, first-token, self and induction pattern (two more passes: the prompt, "
+                  "and BOS + 32 random ids written twice)");
     cmd->add_option("--output", o->output, "Write the trace JSON here");
     return [o] { return run_probe_command(*o); };
 }

@@ -61,6 +61,7 @@ class Model:
         head = c["dim"] // c["heads"]
         self.k = np.zeros((c["layers"], c["seq_len"], c["kv_heads"] * head), np.float32)
         self.v = np.zeros_like(self.k)
+        self.record = None  # when a list [L][Hq]: every probability row is appended to it
 
     def forward(self, token, pos):
         c, w = self.c, self.w
@@ -94,6 +95,8 @@ class Model:
                 scores = keys @ qh / np.sqrt(np.float32(head))
                 p = np.exp(scores - scores.max())
                 p /= p.sum()
+                if self.record is not None:
+                    self.record[l][hh].append(p)
                 out[hh * head:(hh + 1) * head] = p @ self.v[l, :pos + 1, kv * head:(kv + 1) * head]
             x = x + w["wo"][l] @ out
             h = rmsnorm(x, w["ffn_norm"][l])
@@ -141,6 +144,16 @@ def encode(text, pieces, scores):
         if best is None:
             return ids
         ids[best:best + 2] = [lookup[pieces[ids[best]] + pieces[ids[best + 1]]]]
+
+
+def attention(model_path, ids):
+    """Every layer and head's probability rows for `ids`, run one token at a time:
+    rows[l][h][t] holds the weights of query t over keys 0..t."""
+    model = Model(model_path)
+    model.record = [[[] for _ in range(model.c["heads"])] for _ in range(model.c["layers"])]
+    for pos, token in enumerate(ids):
+        model.forward(token, pos)
+    return model.record
 
 
 def greedy(model_path, prompt_ids, steps):

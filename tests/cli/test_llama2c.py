@@ -77,6 +77,59 @@ class Llama2c(AttnTestCase):
         trace = self.probe("Once upon a time", 20)
         self.assertNotEqual(trace["probe"]["continuation"]["ids"], llama2c_numpy.greedy(MODEL, ids[:-1], len(ids) + 19))
 
+    def test_head_patterns_match_numpy_and_say_what_the_model_is(self):
+        # attn probe --head-patterns against the four scores computed here from the
+        # NumPy run.c's own probabilities, written from their definitions (the mean weight
+        # on one key over the stated queries), on the prompt and on the induction ids the
+        # core chose (BOS + R random ids written twice).
+        prompt = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park."
+        out = self.path("patterns.json")
+        self.ok("probe", "--model", MODEL, "--tokenizer", TOKENIZER, "--prompt", prompt, "--generate", "0",
+                "--head-patterns", "--output", out)
+        with open(out) as f:
+            patterns = json.load(f)["probe"]["head_patterns"]
+        text, repeated, R = patterns["text_ids"], patterns["induction_ids"], patterns["induction_length"]
+        self.assertEqual(len(repeated), 2 * R + 1)
+        self.assertEqual(repeated[1:R + 1], repeated[R + 1:])
+        rows, rows_repeated = llama2c_numpy.attention(MODEL, text), llama2c_numpy.attention(MODEL, repeated)
+        T = len(text)
+
+        def mean(rows_lh, queries, key):
+            return sum(float(rows_lh[t][key(t)]) for t in queries) / len(queries)
+
+        expected = {
+            "previous_token": lambda lh: mean(rows[lh[0]][lh[1]], range(1, T), lambda t: t - 1),
+            "first_token": lambda lh: mean(rows[lh[0]][lh[1]], range(T // 2, T), lambda t: 0),
+            "self": lambda lh: mean(rows[lh[0]][lh[1]], range(1, T), lambda t: t),
+            "induction": lambda lh: mean(rows_repeated[lh[0]][lh[1]], range(R + 1, 2 * R + 1), lambda t: t - R + 1),
+        }
+        for pattern in patterns["patterns"]:
+            worst = max(abs(score - expected[pattern["name"]]((l, h)))
+                        for l, layer in enumerate(pattern["heads"]) for h, score in enumerate(layer))
+            self.assertLess(worst, 1e-5, pattern["name"])
+        # What the page says of stories260K rests on these: previous-token heads, no sink, no induction.
+        showing = {p["name"]: p["showing"] for p in patterns["patterns"]}
+        self.assertGreater(len(showing["previous_token"]), 0)
+        self.assertEqual(showing["first_token"], [])
+        self.assertEqual(showing["induction"], [])
+        report = self.ok("probe", "--model", MODEL, "--tokenizer", TOKENIZER, "--prompt", prompt, "--generate", "0",
+                         "--head-patterns")
+        self.assertIn("heads showing it %d of 40" % len(showing["previous_token"]), report)
+
+    def test_head_patterns_catch_an_off_by_one(self):
+        # The same comparison fails when the reference reads the key one position off.
+        out = self.path("patterns.json")
+        self.ok("probe", "--model", MODEL, "--tokenizer", TOKENIZER, "--prompt", "Once upon a time, there was a cat.",
+                "--generate", "0", "--head-patterns", "--output", out)
+        with open(out) as f:
+            patterns = json.load(f)["probe"]["head_patterns"]
+        rows = llama2c_numpy.attention(MODEL, patterns["text_ids"])
+        T = len(patterns["text_ids"])
+        previous = patterns["patterns"][0]["heads"]
+        self_off = max(abs(previous[l][h] - sum(float(rows[l][h][t][t]) for t in range(1, T)) / (T - 1))
+                       for l in range(5) for h in range(8))
+        self.assertGreater(self_off, 0.1)
+
     def test_verify_takes_the_file(self):
         out = self.ok("verify", "--checkpoint", MODEL, "--tokens", "1,403,407,261,378,300")
         self.assertIn("All 12 checks passed.", out)

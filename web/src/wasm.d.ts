@@ -3,3 +3,9 @@ declare module '@wasm/attention_core.js' {
   const createAnatomyCore: (options?: Record<string, unknown>) => Promise<unknown>;
   export default createAnatomyCore;
 }
+
+// The trained-model module (wasm/bindings_trained.cpp), loaded only by the trained-model widget.
+declare module '@wasm/attention_trained.js' {
+  const createAnatomyTrained: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyTrained;
+}

@@ -47,7 +47,7 @@ export const SECTIONS = {
   attention_scores: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> attention_scores(', 'h / group', 'std::sqrt'] },
   apply_mask: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> apply_mask(', 'infinity()'] },
   softmax_rows: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> softmax_rows(', 'in[s] - row_max'] },
-  weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p * v_row[d]'] },
+  weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p_row[s] * v_row[d]'] },
   swiglu: { file: 'core/ops/swiglu.cpp', contains: ['Tensor3<Real> silu(', 'Tensor3<Real> swiglu_hidden(', 'Tensor3<Real> swiglu(', 'gate * up'],
     noContract: { silu: 'elementwise: the shape of its input' } },
   tied_logits: { file: 'core/ops/logits.cpp', contains: ['Tensor3<Real> tied_logits(', 'x_row[d] * e_row[d]'] },
@@ -269,8 +269,12 @@ export const OPERATIONS = [
             note: 'The GQA line. Integer division sends heads 0 and 1 to KV head 0, heads 2 and 3 to KV head 1. h % Hkv would pair the wrong heads.',
           },
           {
-            match: 'dot += q_row[d] * k_row[d]',
-            note: 'One score: the dot product of a query row and a key row over dh channels. s runs over all S keys, cached ones included.',
+            match: 'k_t[d * S + s] = k_head[s * dh + d]',
+            note: 'The shared KV head’s keys, transposed to [dh, S] once per group, so the loop below works on all keys side by side. Layout only: no key is changed.',
+          },
+          {
+            match: 'out[s] += q_d * k_d[s]',
+            note: 'Score s is the dot product of the query row with key row s, summed over the dh channels in order. s runs over all S keys, cached ones included.',
           },
         ],
       },
@@ -353,14 +357,18 @@ export const OPERATIONS = [
             match: 'const std::size_t rows = x.size() / (S ? S : 1);',
             note: 'Every (b, h, t) is one row of S scores; the tensor is walked as rows × S.',
           },
-          { match: 'row_max = std::max(row_max, in[s])', note: 'First, the largest score of the row.' },
           {
-            match: 'if (row_max == -std::numeric_limits<Real>::infinity())',
-            note: 'A row whose keys are all masked would compute 0 / 0 = NaN; it becomes all zeros instead. The causal mask never makes such a row, other masks can.',
+            match: 'while (end > 0 && in[end - 1] == -std::numeric_limits<Real>::infinity()) --end;',
+            note: 'A causal row ends in masked keys. exp(−∞) would give them exactly 0, so they are set to 0 and skipped: the same numbers, half the work.',
           },
           {
-            match: 'std::exp(in[s] - row_max)',
-            note: 'Why subtract the max: softmax is unchanged when a row is shifted by a constant, and after the shift the largest term is exp(0) = 1, so nothing overflows even for huge scores. Masked cells give exp(−∞) = 0.',
+            match: 'if (end == 0) continue;',
+            note: 'A row whose keys are all masked would compute 0 / 0 = NaN; it stays all zeros instead. The causal mask never makes such a row, other masks can.',
+          },
+          { match: 'const Real row_max = *std::max_element(in, in + end);', note: 'First, the largest score of the row.' },
+          {
+            match: 'exponential(in[s] - row_max)',
+            note: 'Why subtract the max: softmax is unchanged when a row is shifted by a constant, and after the shift the largest term is exp(0) = 1, so nothing overflows even for huge scores. exponential() is the core’s own e^x (ops/exponential.hpp), so the page and the native tool get the same bits.',
           },
           { match: 'out[s] /= sum', note: 'Divide by the sum: each row now adds up to 1.' },
         ],
@@ -384,14 +392,18 @@ export const OPERATIONS = [
         sections: ['weighted_values'],
         notes: [
           {
-            match: 'xt::zeros<Real>({B, Hq, T, dh})',
-            note: 'The output starts at zero and accumulates one scaled value row per key.',
+            match: 'Real acc[chunk] = {};',
+            note: 'Eight output channels at a time start at zero and accumulate one scaled value row per key.',
           },
           {
             match: 'const Real* v_head = &v(b, h / group, 0, 0);',
             note: 'The same GQA index as for the keys: query head h mixes the values of KV head h / group.',
           },
-          { match: 'o[d] += p * v_row[d]', note: 'Add p[t, s] times value row s. A masked key has p = 0 and adds nothing.' },
+          {
+            match: 'while (end > 0 && p_row[end - 1] == 0) --end;',
+            note: 'The masked keys at the end of a causal row have p = 0 and would add nothing: they are skipped.',
+          },
+          { match: 'acc[d] += p_row[s] * v_row[d]', note: 'Add p[t, s] times value row s.' },
         ],
       },
       {

@@ -19,7 +19,8 @@ export interface AttentionRun {
   tokens: number[][];                // [B][T] token ids
   tokenText?: string[][];            // [B][T], when a trace names its tokens (readout, sequence line)
   axisText?: string[][];             // [B][T], shorter forms of tokenText for the axis ticks
-  probabilities: number[][][][][];   // [L][B][Hq][T][S], S = T
+  /** [L][B][Hq][T] rows of [S] (S = T); a row may stop after its last visible key t (the rest is 0). */
+  probabilities: ArrayLike<number>[][][][];
   /** What the heads mixed; only the live core has it (a trace keeps probabilities only). */
   mixing?: {
     v: number[][][][][];             // [L][B][Hkv][T][dh]
@@ -78,21 +79,36 @@ function axisLabel(run: AttentionRun, batch: number, position: number): string {
   return run.axisText?.[batch]?.[position] ?? run.tokenText?.[batch]?.[position] ?? String(position);
 }
 
+/** Row `row` of a head's probabilities, with key `col` read as 0 past the row's end (a causal row may stop at its query). */
+function cell(rows: ArrayLike<number>[], row: number, col: number): number {
+  return col < rows[row].length ? rows[row][col] : 0;
+}
+
+/** One row as a plain array of `length` keys, 0 past its end. */
+function paddedRow(row: ArrayLike<number>, length: number): number[] {
+  return Array.from({ length }, (_, c) => (c < row.length ? row[c] : 0));
+}
+
+/** A head's probabilities as plain [T][T] arrays (what the page records for its tests). */
+function fullMatrix(rows: ArrayLike<number>[]): number[][] {
+  return rows.map((row) => paddedRow(row, rows.length));
+}
+
 function probabilityData(run: AttentionRun, sel: Selection, head: number): HeatmapData {
-  const p = run.probabilities[sel.layer][sel.batch][head]; // [T][S]
+  const p = run.probabilities[sel.layer][sel.batch][head]; // [T] rows
   const where = (r: number, c: number) =>
     `layer ${sel.layer}, head ${head}, query ${r} (${tokenLabel(run, sel.batch, r)}) → key ${c} (${tokenLabel(run, sel.batch, c)})`;
   return {
     rows: p.length,
-    cols: p[0].length,
-    value: (r, c) => p[r][c],
+    cols: p.length,
+    value: (r, c) => cell(p, r, c),
     allowed: causal,
     rowLabel: (r) => axisLabel(run, sel.batch, r),
     colLabel: (c) => axisLabel(run, sel.batch, c),
     scale: sequential(0, 1),
     domain: [0, 1],
     describe: (r, c) =>
-      causal(r, c) ? `${where(r, c)}: p = ${formatNumber(p[r][c])}` : `${where(r, c)}: masked, key ${c} comes after query ${r} (p = 0)`,
+      causal(r, c) ? `${where(r, c)}: p = ${formatNumber(cell(p, r, c))}` : `${where(r, c)}: masked, key ${c} comes after query ${r} (p = 0)`,
   };
 }
 
@@ -102,13 +118,14 @@ function differenceData(run: AttentionRun, sel: Selection, a: number, b: number)
   const largest = { value: 0, row: 0, col: 0 };
   for (let r = 0; r < pa.length; r++)
     for (let c = 0; c <= r; c++)
-      if (Math.abs(pa[r][c] - pb[r][c]) > Math.abs(largest.value)) Object.assign(largest, { value: pa[r][c] - pb[r][c], row: r, col: c });
+      if (Math.abs(cell(pa, r, c) - cell(pb, r, c)) > Math.abs(largest.value))
+        Object.assign(largest, { value: cell(pa, r, c) - cell(pb, r, c), row: r, col: c });
   const limit = Math.abs(largest.value) || 1e-9;
   const signed = (x: number) => (x > 0 ? '+' : '') + formatNumber(x);
   const data: HeatmapData = {
     rows: pa.length,
-    cols: pa[0].length,
-    value: (r, c) => pa[r][c] - pb[r][c],
+    cols: pa.length,
+    value: (r, c) => cell(pa, r, c) - cell(pb, r, c),
     allowed: causal,
     rowLabel: (r) => axisLabel(run, sel.batch, r),
     colLabel: (c) => axisLabel(run, sel.batch, c),
@@ -116,7 +133,7 @@ function differenceData(run: AttentionRun, sel: Selection, a: number, b: number)
     domain: [-limit, limit],
     describe: (r, c) =>
       causal(r, c)
-        ? `layer ${sel.layer}, query ${r} → key ${c}: head ${a} − head ${b} = ${signed(pa[r][c] - pb[r][c])} (${formatNumber(pa[r][c])} − ${formatNumber(pb[r][c])})`
+        ? `layer ${sel.layer}, query ${r} → key ${c}: head ${a} − head ${b} = ${signed(cell(pa, r, c) - cell(pb, r, c))} (${formatNumber(cell(pa, r, c))} − ${formatNumber(cell(pb, r, c))})`
         : `layer ${sel.layer}, query ${r} → key ${c}: masked in both heads`,
   };
   return { data, largest };
@@ -250,9 +267,12 @@ export class AttentionView {
     this.main.setTitle(`Layer ${sel.layer}, head ${sel.head}, sequence ${sel.batch}: attention probabilities`);
     this.main.setData(probabilityData(run, sel, sel.head));
     this.main.highlightRow(row);
-    // For tests: the exact matrix on screen, to compare with `attn verify --export-trace`.
+    // For tests: the exact matrix on screen, to compare with `attn verify --export-trace`
+    // (up to 64 positions: a longer one would cost more to write out than to draw).
     const root = this.main.root;
-    root.dataset.probabilities = JSON.stringify(run.probabilities[sel.layer][sel.batch][sel.head]);
+    const shown = run.probabilities[sel.layer][sel.batch][sel.head];
+    if (shown.length <= 64) root.dataset.probabilities = JSON.stringify(fullMatrix(shown));
+    else delete root.dataset.probabilities;
     root.dataset.layer = String(sel.layer);
     root.dataset.head = String(sel.head);
     root.dataset.batch = String(sel.batch);
@@ -299,7 +319,7 @@ export class AttentionView {
       head: sel.head,
       kvHead: g,
       query: row,
-      weights: run.probabilities[sel.layer][sel.batch][sel.head][row],
+      weights: paddedRow(run.probabilities[sel.layer][sel.batch][sel.head][row], run.tokens[sel.batch].length),
       sourceLabels: labels,
       mixing: run.mixing && {
         values: run.mixing.v[sel.layer][sel.batch][g],

@@ -1,0 +1,193 @@
+// W9, the trained model (llama2.c's stories260K), in headless Chromium against the
+// native tool: the probabilities the page draws, the tokens typed through the KV
+// cache, the greedy continuation and the head summary must be those `attn probe`
+// computes for the same text; the chapter must not fetch the model or its module
+// before the reader asks; a broken file gets a message and the widget stays usable.
+//
+// stories260K is read where it lies (../shared/models/stories260K, copied into
+// web/dist/models by scripts/build-web.sh). Without it the test fails naming the
+// folder, unless ANATOMY_NO_SHARED_MODELS=1 (then it prints SKIPPED and exits 77).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { assertNoProblems, distDir, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+
+const shared = path.resolve(repoRoot, '..', 'shared', 'models', 'stories260K');
+const model = path.join(shared, 'stories260K.bin');
+const tokenizer = path.join(shared, 'tok512.bin');
+if (!fs.existsSync(model) || !fs.existsSync(tokenizer)) {
+  if (process.env.ANATOMY_NO_SHARED_MODELS === '1') {
+    console.log(`SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and ${shared} is not there`);
+    process.exit(77);
+  }
+  console.error(`${shared} (stories260K.bin, tok512.bin) is missing: it is read where it lies beside the project; ` +
+    'set ANATOMY_NO_SHARED_MODELS=1 to skip this test in a clone without it');
+  process.exit(1);
+}
+if (!fs.existsSync(path.join(distDir(), 'models', 'stories260K', 'stories260K.bin')))
+  throw new Error('web/dist has no models/stories260K: run scripts/build-web.sh (it copies the model beside the page)');
+
+const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
+// The native build's projections use this machine's fused multiply-add (core/CMakeLists.txt,
+// ANATOMY_KERNEL_FLAGS); wasm has none, so the two differ by float32 rounding, which five
+// layers grow to about 2e-6 in a probability. A wrong pairing, mask or cache moves them by 1e-2 or more.
+const tolerance = 1e-5;
+const defaultText = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park.';
+
+let site;
+before(async () => { site = await startSite(); });
+after(() => site?.close());
+
+/** `attn probe` on stories260K: the trace, as the widget should show it. */
+function probe(text, extra = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'w9-'));
+  try {
+    const file = path.join(dir, 'probe.json');
+    execFileSync(attn, ['probe', '--model', model, '--tokenizer', tokenizer, '--prompt', text, '--output', file, ...extra]);
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Shows layer l, head h and returns the main heatmap's [T][T] matrix once it is on screen. */
+async function shown(page, layer, head) {
+  await page.selectOption('[data-testid="w9-layer"]', String(layer));
+  await page.selectOption('[data-testid="w9-head"]', String(head));
+  await page.waitForFunction(([l, h]) => {
+    const main = document.querySelector('[data-testid="w9-heatmap-main"]');
+    return main && main.dataset.layer === String(l) && main.dataset.head === String(h);
+  }, [layer, head]);
+  return JSON.parse(await page.getAttribute('[data-testid="w9-heatmap-main"]', 'data-probabilities'));
+}
+
+/** Largest |page - native| over every layer and head. */
+async function worstDifference(page, trace) {
+  let worst = 0;
+  for (let layer = 0; layer < trace.config.n_layers; layer++)
+    for (let head = 0; head < trace.config.n_heads; head++) {
+      const matrix = await shown(page, layer, head);
+      const expected = trace.layers[layer].probabilities[0][head];
+      assert.equal(matrix.length, expected.length, `layer ${layer} head ${head}: ${matrix.length} positions, native ${expected.length}`);
+      matrix.forEach((row, t) => row.forEach((p, s) => (worst = Math.max(worst, Math.abs(p - expected[t][s])))));
+    }
+  return worst;
+}
+
+async function openTrained(t) {
+  const requests = [];
+  const opened = await openPage(site.browser, site.url('index.html'));
+  t.after(opened.close);
+  opened.page.on('request', (request) => requests.push(request.url()));
+  const widgets = await waitForWidgets(opened.page);
+  assert.equal(widgets.find((w) => w.name === 'w9')?.ready, 'true');
+  return { ...opened, requests };
+}
+
+test('W9 loads nothing until asked, then shows attn probe\'s probabilities for every layer and head', async (t) => {
+  const { page, problems, requests } = await openTrained(t);
+  const early = requests.filter((url) => /attention_trained|trained-explorer|stories260K|tok512/.test(url));
+  assert.deepEqual(early, [], 'the chapter fetched the trained model or its code before the widget was used');
+
+  await page.getByTestId('w9-load').click();
+  await page.waitForSelector('[data-testid="w9-heatmap-main"][data-probabilities]');
+  assert.ok(requests.some((url) => /attention_trained[^/]*\.wasm$/.test(url)), 'the trained module was not fetched on use');
+
+  const trace = probe(defaultText);
+  const worst = await worstDifference(page, trace);
+  assert.ok(worst <= tolerance, `largest difference from attn probe: ${worst}`);
+  // The axis and readout use the tokenizer's text.
+  const line = await page.locator('.sequence-line').last().textContent();
+  assert.match(line, /BOS ␣Once ␣upon ␣a ␣time/);
+  const info = await page.getByTestId('w9-info').textContent();
+  assert.match(info, /5 layers, width 64, 8 query heads sharing 4 KV heads of 8 channels, SwiGLU 172, vocabulary 512/);
+  assertNoProblems(problems, 'index.html with W9 open');
+});
+
+test('W9 runs typed text through the cache: only the changed tokens again, the same numbers as a full pass', async (t) => {
+  const { page, problems } = await openTrained(t);
+  await page.getByTestId('w9-load').click();
+  await page.waitForSelector('[data-testid="w9-heatmap-main"][data-probabilities]');
+  const text = `${defaultText} One day`;
+  await page.getByTestId('w9-text').fill(text);
+  await page.waitForFunction(() => /came from the KV cache/.test(document.querySelector('[data-testid="w9-status"]').textContent));
+  const status = await page.getByTestId('w9-status').textContent();
+  const trace = probe(text);
+  const T = trace.tokens[0].length;
+  const kept = Number(status.match(/the first (\d+) came from the KV cache/)[1]);
+  assert.ok(kept >= T - 3 && kept < T, `${status} (T = ${T})`);
+  const worst = await worstDifference(page, trace);
+  assert.ok(worst <= tolerance, `largest difference from a full attn probe pass: ${worst}`);
+  // The next-token guess is the probe's.
+  assert.equal(Number(await page.getByTestId('w9-next').getAttribute('data-next-id')), trace.probe.top_next[0].id);
+  assertNoProblems(problems, 'index.html after typing');
+});
+
+test('W9 generates attn probe\'s greedy continuation, one row at a time through the cache', async (t) => {
+  const { page, problems } = await openTrained(t);
+  await page.getByTestId('w9-load').click();
+  await page.waitForSelector('[data-testid="w9-heatmap-main"][data-probabilities]');
+  await page.getByTestId('w9-generate').click();
+  await page.waitForFunction(() => /Greedy decoding/.test(document.querySelector('[data-testid="w9-status"]').textContent), null, { timeout: 20000 });
+  const trace = probe(defaultText, ['--generate', '24']);
+  const continuation = trace.probe.continuation;
+  const value = await page.getByTestId('w9-text').inputValue();
+  assert.ok(value.startsWith(defaultText), value);
+  assert.equal(value.slice(defaultText.length).trim(), continuation.text.trim());
+  const matrix = JSON.parse(await page.getAttribute('[data-testid="w9-heatmap-main"]', 'data-probabilities'));
+  assert.equal(matrix.length, trace.tokens[0].length + continuation.ids.length, 'one row per prompt and generated token');
+  assertNoProblems(problems, 'index.html after generating');
+});
+
+test('W9\'s head summary is the core\'s measurement, and says only what it shows', async (t) => {
+  const { page, problems } = await openTrained(t);
+  await page.getByTestId('w9-load').click();
+  await page.waitForSelector('[data-testid="w9-patterns"] table');
+  const patterns = probe(defaultText, ['--head-patterns']).probe.head_patterns;
+  const findings = await page.getByTestId('w9-findings').locator('li').allTextContents();
+  const [previous, first, self, induction] = patterns.patterns;
+  assert.ok(previous.showing.length > 0 && first.showing.length === 0 && induction.showing.length === 0,
+    'stories260K: previous-token heads, no sink, no induction (the page\'s text relies on it)');
+  assert.match(findings[0], new RegExp(`^${previous.showing.length} of 40 heads give the previous token`));
+  assert.match(findings[0], new RegExp(`layer ${previous.strongest.layer}, head ${previous.strongest.head} at ${previous.strongest.score.toFixed(3)}`));
+  assert.match(findings[1], /^No attention sink/);
+  assert.match(findings[3], /^No induction head/);
+  assert.equal(findings[2].startsWith('No head that reads itself'), self.showing.length === 0);
+  // The table ranks by the chosen pattern; its first row is the strongest head.
+  const top = page.getByTestId('w9-patterns').locator('tbody tr').first();
+  assert.equal(await top.getAttribute('data-layer'), String(previous.strongest.layer));
+  assert.equal(await top.getAttribute('data-head'), String(previous.strongest.head));
+  await page.selectOption('[data-testid="w9-rank"]', 'first_token');
+  assert.equal(await page.getByTestId('w9-patterns').locator('tbody tr').first().getAttribute('data-layer'), String(first.strongest.layer));
+  // A row's button shows that head in the explorer above.
+  await page.getByTestId('w9-patterns').locator('tbody tr').first().getByRole('button').click();
+  await page.waitForFunction(([l, h]) => {
+    const main = document.querySelector('[data-testid="w9-heatmap-main"]');
+    return main.dataset.layer === String(l) && main.dataset.head === String(h);
+  }, [first.strongest.layer, first.strongest.head]);
+  assertNoProblems(problems, 'index.html with the head summary');
+});
+
+test('W9 names what is wrong with a broken file and stays usable', async (t) => {
+  const { page, problems } = await openTrained(t);
+  const bytes = fs.readFileSync(model);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'w9-bad-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const truncated = path.join(dir, 'truncated.bin');
+  fs.writeFileSync(truncated, bytes.subarray(0, 100000));
+  await page.locator('details summary', { hasText: 'Open a model file' }).click();
+  await page.getByTestId('w9-model-file').setInputFiles(truncated);
+  await page.getByTestId('w9-tokenizer-file').setInputFiles(tokenizer);
+  await page.getByTestId('w9-open').click();
+  await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="w9-status"]').textContent));
+  const message = await page.getByTestId('w9-status').textContent();
+  assert.match(message, /truncated\.bin could not be opened: the model file: .*bytes/);
+  // Still usable: the right files open.
+  await page.getByTestId('w9-model-file').setInputFiles(model);
+  await page.getByTestId('w9-open').click();
+  await page.waitForSelector('[data-testid="w9-heatmap-main"][data-probabilities]');
+  assertNoProblems(problems, 'index.html after a broken file');
+});
