@@ -101,7 +101,7 @@ test('W9 loads nothing until asked, then shows attn probe\'s probabilities for e
   assert.ok(worst <= tolerance, `largest difference from attn probe: ${worst}`);
   // The axis and readout use the tokenizer's text.
   const line = await page.locator('.sequence-line').last().textContent();
-  assert.match(line, /BOS ␣Once ␣upon ␣a ␣time/);
+  assert.match(line, /"BOS" "␣Once" "␣upon" "␣a" "␣time"/);
   const info = await page.getByTestId('w9-info').textContent();
   assert.match(info, /5 layers, width 64, 8 query heads sharing 4 KV heads of 8 channels, SwiGLU 172, vocabulary 512/);
   assertNoProblems(problems, 'index.html with W9 open');

@@ -36,6 +36,9 @@ export function findings(patterns: HeadPatterns, heads: number): string[] {
   });
 }
 
+/** Rows of the ranking shown until the reader asks for every head. */
+const topRows = 8;
+
 export class HeadSummary {
   readonly root: HTMLElement;
   private readonly words = el('ul', { class: 'findings', 'data-testid': 'w9-findings' });
@@ -44,11 +47,17 @@ export class HeadSummary {
     'previous_token',
   );
   private readonly table = el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head ranked', 'data-testid': 'w9-patterns' });
+  private readonly more = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false', 'data-testid': 'w9-all-heads' });
+  private showAll = false;
   private patterns: HeadPatterns | null = null;
 
   constructor(private readonly config: ModelConfig, private readonly onSelect: (layer: number, head: number) => void) {
     this.rank.dataset.testid = 'w9-rank';
     this.rank.addEventListener('change', () => this.render());
+    this.more.addEventListener('click', () => {
+      this.showAll = !this.showAll;
+      this.render();
+    });
     this.root = el(
       'section',
       { class: 'head-summary' },
@@ -63,6 +72,7 @@ export class HeadSummary {
       this.words,
       el('div', { class: 'controls' }, labelled('Rank heads by', this.rank)),
       this.table,
+      this.more,
     );
   }
 
@@ -88,7 +98,10 @@ export class HeadSummary {
       el('th', { scope: 'col' }, 'layer, head (KV head)'),
       ...patterns.patterns.map((p) => el('th', { scope: 'col' }, patternNames[p.name].column)),
     );
-    const body = order.map(([l, h], i) => {
+    const shown = this.showAll ? order : order.slice(0, topRows);
+    this.more.textContent = this.showAll ? `Show the top ${topRows} only` : `Show all ${order.length} heads`;
+    this.more.setAttribute('aria-expanded', String(this.showAll));
+    const body = shown.map(([l, h], i) => {
       const show = el('button', { type: 'button', class: 'small' }, `layer ${l}, head ${h} (${Math.floor(h / group)})`);
       show.addEventListener('click', () => this.onSelect(l, h));
       return el(
