@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoProblems, distDir, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, distDir, formatViolations, layoutWidth, openPage, repoRoot, runAxe, startSite, waitForWidgets } from './harness.mjs';
 
 const shared = path.resolve(repoRoot, '..', 'shared', 'models', 'stories260K');
 const model = path.join(shared, 'stories260K.bin');
@@ -169,6 +169,20 @@ test('W9\'s head summary is the core\'s measurement, and says only what it shows
     return main.dataset.layer === String(l) && main.dataset.head === String(h);
   }, [first.strongest.layer, first.strongest.head]);
   assertNoProblems(problems, 'index.html with the head summary');
+});
+
+test('W9 open passes axe and fits a 360 px screen', async (t) => {
+  const opened = await openPage(site.browser, site.url('index.html'), { width: 360, height: 800 });
+  t.after(opened.close);
+  const { page, problems } = opened;
+  await waitForWidgets(page);
+  await page.getByTestId('w9-load').click();
+  await page.waitForSelector('[data-testid="w9-patterns"] table');
+  const severe = (await runAxe(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.equal(severe.length, 0, formatViolations(severe));
+  const layout = await layoutWidth(page);
+  assert.ok(layout.scrollWidth <= layout.viewport, `the page is ${layout.scrollWidth} px wide at 360 px: ${JSON.stringify(layout.offenders)}`);
+  assertNoProblems(problems, 'index.html at 360 px with W9 open');
 });
 
 test('W9 names what is wrong with a broken file and stays usable', async (t) => {

@@ -265,8 +265,7 @@ export class AttentionView {
 
   private renderMain(run: AttentionRun, sel: Selection, row: number): void {
     this.main.setTitle(`Layer ${sel.layer}, head ${sel.head}, sequence ${sel.batch}: attention probabilities`);
-    this.main.setData(probabilityData(run, sel, sel.head));
-    this.main.highlightRow(row);
+    this.main.setData(probabilityData(run, sel, sel.head), row);
     // For tests: the exact matrix on screen, to compare with `attn verify --export-trace`
     // (up to 64 positions: a longer one would cost more to write out than to draw).
     const root = this.main.root;
@@ -293,15 +292,14 @@ export class AttentionView {
       group === 2 ? `Heads ${a} and ${b} share KV head ${g}` : `Heads ${a} and ${b}, two of the ${group} heads that share KV head ${g}`;
     this.compareBody.hidden = false;
     this.pairA.setTitle(`Layer ${sel.layer}, head ${a}`);
-    this.pairA.setData(probabilityData(run, sel, a));
+    this.pairA.setData(probabilityData(run, sel, a), row);
     this.pairB.setTitle(`Layer ${sel.layer}, head ${b}`);
-    this.pairB.setData(probabilityData(run, sel, b));
+    this.pairB.setData(probabilityData(run, sel, b), row);
     this.pairA.root.dataset.head = String(a);
     this.pairB.root.dataset.head = String(b);
     const { data, largest } = differenceData(run, sel, a, b);
     this.difference.setTitle(`Layer ${sel.layer}, head ${a} minus head ${b}`);
-    this.difference.setData(data);
-    for (const map of [this.pairA, this.pairB, this.difference]) map.highlightRow(row);
+    this.difference.setData(data, row);
     this.pairLabels[0].textContent = `head ${a}${a === h ? ' (chosen)' : ''}`;
     this.pairLabels[1].textContent = `head ${b}${b === h ? ' (chosen)' : ''}`;
     this.pairLabels[2].textContent = `head ${a} − head ${b}`;

@@ -8,7 +8,6 @@
 // the ids in the cache, the cache is rewound to their common prefix, and only the
 // tokens after it are run (usually one; two when the tokenizer merges the typed
 // character into the last piece).
-import './trained.css';
 import { CoreError } from '../lib/core';
 import { el, formatNumber, labelled, setStatus } from '../lib/dom';
 import { loadModule, openTrained } from '../lib/trained-core';

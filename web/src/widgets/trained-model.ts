@@ -3,6 +3,7 @@
 // only the door: two ways in and where to get a model. The explorer's code, its
 // wasm module and the model's bytes are fetched when the reader opens one, so the
 // chapter loads nothing more for this widget than these few lines.
+import './trained.css';
 import { el, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
 
