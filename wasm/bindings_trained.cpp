@@ -60,20 +60,11 @@ emscripten::val error_object(const std::string& message) {
     return error;
 }
 
-// The `k` largest entries of `row` [V] as {id, text, probability} (softmax of the row), highest first.
-json top_tokens(const float* row, std::size_t V, std::size_t k, const LlamaTokenizer& tokenizer) {
-    const float high = *std::max_element(row, row + V);
-    std::vector<double> p(V);
-    double total = 0;
-    for (std::size_t v = 0; v < V; ++v) total += p[v] = std::exp(double(row[v]) - double(high));
-    std::vector<std::int32_t> order(V);
-    for (std::size_t v = 0; v < V; ++v) order[v] = std::int32_t(v);
-    k = std::min(k, V);
-    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
-                      [&](std::int32_t a, std::int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+// The five most likely next tokens after a logits row [V] (probe.hpp's top_next_tokens) as {id, text, probability}.
+json top_five(const float* row, std::size_t V, const LlamaTokenizer& tokenizer) {
     json top = json::array();
-    for (std::size_t i = 0; i < k; ++i)
-        top.push_back({{"id", order[i]}, {"text", token_text(tokenizer, order[i])}, {"probability", p[order[i]] / total}});
+    for (const TokenChoice& choice : top_next_tokens(row, V, 5))
+        top.push_back({{"id", choice.id}, {"text", token_text(tokenizer, choice.id)}, {"probability", choice.probability}});
     return top;
 }
 
@@ -171,7 +162,7 @@ public:
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
             const std::size_t V = std::size_t(c.vocab_size);
-            const json top = top_tokens(logits.data() + (T - 1) * V, V, 5, tokenizer_);
+            const json top = top_five(logits.data() + (T - 1) * V, V, tokenizer_);
             json new_tokens = json::array();
             for (std::int32_t id : ids) new_tokens.push_back({{"id", id}, {"text", token_text(tokenizer_, id)}});
             return json{{"position", tokens_.size()}, {"history", history}, {"new_tokens", new_tokens},

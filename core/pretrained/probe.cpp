@@ -61,6 +61,21 @@ std::string token_text(const LlamaTokenizer& tokenizer, std::int32_t id) {
     return tokenizer.display(id);
 }
 
+std::vector<TokenChoice> top_next_tokens(const float* logits, std::size_t V, std::size_t k) {
+    const float top_logit = *std::max_element(logits, logits + V);
+    std::vector<double> probs(V);
+    double total = 0;
+    for (std::size_t v = 0; v < V; ++v) total += probs[v] = std::exp(double(logits[v]) - double(top_logit));
+    std::vector<std::int32_t> order(V);
+    for (std::size_t v = 0; v < V; ++v) order[v] = std::int32_t(v);
+    k = std::min(k, V);
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
+                      [&](std::int32_t a, std::int32_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
+    std::vector<TokenChoice> top;
+    for (std::size_t i = 0; i < k; ++i) top.push_back({order[i], probs[order[i]] / total, logits[order[i]]});
+    return top;
+}
+
 nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request) {
     PretrainedBackend backend(model, request.cache_dtype);
     return run_probe(model, tokenizer, request, backend);
@@ -126,21 +141,10 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
 
     // 4. The next token after the prompt, then a greedy continuation through the cache.
     const float* last = full.data() + (T - 1) * V;
-    const float top_logit = *std::max_element(last, last + V);
-    std::vector<double> probs(V);
-    double total = 0;
-    for (std::size_t v = 0; v < V; ++v) total += probs[v] = std::exp(double(last[v]) - double(top_logit));
-    std::vector<std::int32_t> order(V);
-    for (std::size_t v = 0; v < V; ++v) order[v] = std::int32_t(v);
-    const std::size_t k = std::min<std::size_t>(std::size_t(std::max(request.top_k, 0)), V);
-    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(k), order.end(),
-                      [&](std::int32_t a, std::int32_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
     nlohmann::json top_next = nlohmann::json::array();
-    for (std::size_t i = 0; i < k; ++i) {
-        const std::int32_t id = order[i];
-        top_next.push_back({{"id", id}, {"token_text", token_text(tokenizer, id)}, {"probability", probs[id] / total},
-                            {"logit", last[id]}});
-    }
+    for (const TokenChoice& choice : top_next_tokens(last, V, std::size_t(std::max(request.top_k, 0))))
+        top_next.push_back({{"id", choice.id}, {"token_text", token_text(tokenizer, choice.id)},
+                            {"probability", choice.probability}, {"logit", choice.logit}});
 
     std::vector<std::int32_t> generated;
     bool stopped = false;

@@ -53,6 +53,17 @@ std::vector<std::int32_t> prompt_ids(const LlamaTokenizer& tokenizer, std::strin
 // the tokenizer does not have (a model vocabulary padded beyond the tokenizer's).
 std::string token_text(const LlamaTokenizer& tokenizer, std::int32_t id);
 
+// One candidate next token: its id, its probability (softmax of the logits row, in
+// double) and its logit.
+struct TokenChoice {
+    std::int32_t id = 0;
+    double probability = 0;
+    float logit = 0;
+};
+
+// The k most likely tokens of one logits row [V], most likely first (the lower id on a tie).
+std::vector<TokenChoice> top_next_tokens(const float* logits, std::size_t V, std::size_t k);
+
 // Runs the probe on request.ids (1 to max_probe_tokens ids) and returns the trace;
 // `backend` computes every forward (a PretrainedBackend over `model` when not given,
 // with request.cache_dtype; natively, the GPU's: native/cuda/gpu_probe.cpp).

@@ -14,19 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertNoProblems, distDir, formatViolations, layoutWidth, openPage, repoRoot, runAxe, startSite, waitForWidgets } from './harness.mjs';
+import { stories260K } from '../shared-models.mjs';
 
-const shared = path.resolve(repoRoot, '..', 'shared', 'models', 'stories260K');
-const model = path.join(shared, 'stories260K.bin');
-const tokenizer = path.join(shared, 'tok512.bin');
-if (!fs.existsSync(model) || !fs.existsSync(tokenizer)) {
-  if (process.env.ANATOMY_NO_SHARED_MODELS === '1') {
-    console.log(`SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and ${shared} is not there`);
-    process.exit(77);
-  }
-  console.error(`${shared} (stories260K.bin, tok512.bin) is missing: it is read where it lies beside the project; ` +
-    'set ANATOMY_NO_SHARED_MODELS=1 to skip this test in a clone without it');
-  process.exit(1);
-}
+const { model, tokenizer } = stories260K();
 if (!fs.existsSync(path.join(distDir(), 'models', 'stories260K', 'stories260K.bin')))
   throw new Error('web/dist has no models/stories260K: run scripts/build-web.sh (it copies the model beside the page)');
 

@@ -15,20 +15,10 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { loadTrained } from './load_core.mjs';
+import { stories260K } from '../shared-models.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shared = path.resolve(repo, '..', 'shared', 'models', 'stories260K');
-const modelPath = path.join(shared, 'stories260K.bin');
-const tokenizerPath = path.join(shared, 'tok512.bin');
-if (!fs.existsSync(modelPath) || !fs.existsSync(tokenizerPath)) {
-  if (process.env.ANATOMY_NO_SHARED_MODELS === '1') {
-    console.log(`SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and ${shared} is not there`);
-    process.exit(77);
-  }
-  console.error(`${shared} (stories260K.bin, tok512.bin) is missing: it is read where it lies beside the project; ` +
-    'set ANATOMY_NO_SHARED_MODELS=1 to skip this test in a clone without it');
-  process.exit(1);
-}
+const { model: modelPath, tokenizer: tokenizerPath } = stories260K();
 const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
 const modelBytes = new Uint8Array(fs.readFileSync(modelPath));
 const tokenizerBytes = new Uint8Array(fs.readFileSync(tokenizerPath));

@@ -28,18 +28,14 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { openPage, repoRoot, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
+import { stories260K } from '../../tests/shared-models.mjs';
 import { loadTrained } from '../../wasm/load-node.mjs';
 
 const args = process.argv.slice(2);
 const asJson = args.includes('--json');
 const out = asJson ? (line) => process.stderr.write(line + '\n') : (line) => console.log(line);
-const shared = path.resolve(repoRoot, '..', 'shared', 'models', 'stories260K');
-const modelPath = path.join(shared, 'stories260K.bin'), tokenizerPath = path.join(shared, 'tok512.bin');
+const { model: modelPath, tokenizer: tokenizerPath } = stories260K();
 const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
-if (!fs.existsSync(modelPath)) {
-  console.error(`${shared} is missing: the benchmark runs stories260K from there`);
-  process.exit(2);
-}
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

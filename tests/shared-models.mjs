@@ -1,0 +1,23 @@
+// Where the tests find llama2.c's stories260K: ../shared/models/stories260K beside the
+// project, read where it lies. Without it a test fails with one line naming the folder,
+// unless ANATOMY_NO_SHARED_MODELS=1 says this clone has none: then it prints SKIPPED
+// and exits 77 (ctest's SKIP_RETURN_CODE), as tests/cli/test_llama2c.py does.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** { dir, model, tokenizer } of stories260K, or the process ends as described above. */
+export function stories260K() {
+  const dir = path.resolve(repo, '..', 'shared', 'models', 'stories260K');
+  const model = path.join(dir, 'stories260K.bin'), tokenizer = path.join(dir, 'tok512.bin');
+  if (fs.existsSync(model) && fs.existsSync(tokenizer)) return { dir, model, tokenizer };
+  if (process.env.ANATOMY_NO_SHARED_MODELS === '1') {
+    console.log(`SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and ${dir} is not there`);
+    process.exit(77);
+  }
+  console.error(`${dir} (stories260K.bin, tok512.bin) is missing: it is read where it lies beside the project; ` +
+    'set ANATOMY_NO_SHARED_MODELS=1 to skip this test in a clone without it');
+  process.exit(1);
+}
