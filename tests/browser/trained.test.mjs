@@ -113,6 +113,15 @@ test('W9 runs typed text through the cache: only the changed tokens again, the s
   assert.ok(worst <= tolerance, `largest difference from a full attn probe pass: ${worst}`);
   // The next-token guess is the probe's.
   assert.equal(Number(await page.getByTestId('w9-next').getAttribute('data-next-id')), trace.probe.top_next[0].id);
+  // An empty box leaves BOS alone: one row, and the summary says why it has no scores.
+  await page.getByTestId('w9-text').fill('');
+  await page.waitForFunction(() => /BOS alone/.test(document.querySelector('[data-testid="w9-status"]').textContent));
+  await page.waitForFunction(() => /at least one token after BOS/.test(document.querySelector('[data-testid="w9-findings"]').textContent));
+  assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="w9-heatmap-main"]', 'data-probabilities')), [[1]]);
+  // Too long a text is refused with a message, and the last view stays.
+  await page.getByTestId('w9-text').fill('Once upon a time. '.repeat(40));
+  await page.waitForFunction(() => /at most 128/.test(document.querySelector('[data-testid="w9-status"]').textContent));
+  assert.equal(await page.getByTestId('w9-text').getAttribute('aria-invalid'), 'true');
   assertNoProblems(problems, 'index.html after typing');
 });
 

@@ -81,6 +81,14 @@ export class HeadSummary {
     this.render();
   }
 
+  /** No scores to show, and why. */
+  clear(reason: string): void {
+    this.patterns = null;
+    this.words.replaceChildren(el('li', {}, reason));
+    this.table.replaceChildren();
+    this.more.hidden = true;
+  }
+
   private render(): void {
     const patterns = this.patterns;
     if (!patterns) return;
@@ -99,6 +107,7 @@ export class HeadSummary {
       ...patterns.patterns.map((p) => el('th', { scope: 'col' }, patternNames[p.name].column)),
     );
     const shown = this.showAll ? order : order.slice(0, topRows);
+    this.more.hidden = false;
     this.more.textContent = this.showAll ? `Show the top ${topRows} only` : `Show all ${order.length} heads`;
     this.more.setAttribute('aria-expanded', String(this.showAll));
     const body = shown.map(([l, h], i) => {

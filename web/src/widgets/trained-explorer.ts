@@ -135,6 +135,19 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     return result;
   };
 
+  // The head summary for the text in the cache (two more passes of the core, off the typing path).
+  const showPatterns = () => {
+    if (rows.ids.length < 2) {
+      summary.clear('Type some text: the scores need at least one token after BOS.');
+      return;
+    }
+    try {
+      summary.show(session.headPatterns(rows.ids));
+    } catch (error) {
+      summary.clear(`The core could not score the heads: ${error instanceof CoreError ? error.message : String(error)}`);
+    }
+  };
+
   // The text box: encode, keep the common prefix in the cache, run the rest.
   let patternsTimer = 0;
   const update = (save: boolean) => {
@@ -158,7 +171,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     setStatus(status, tokenNote(rows.ids.length, keep));
     if (save) context.state.set({ text: textInput.value === defaultText ? null : textInput.value });
     clearTimeout(patternsTimer);
-    patternsTimer = window.setTimeout(() => summary.show(session.headPatterns(rows.ids)), 150);
+    patternsTimer = window.setTimeout(showPatterns, 150);
   };
   textInput.addEventListener('input', () => update(true));
 
@@ -193,7 +206,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     textInput.value = session.decode(rows.ids);
     setStatus(status, `Greedy decoding through the KV cache: ${why}. Each step ran one new token, reading the cached keys and values of all earlier ones.`);
     context.state.set({ text: textInput.value });
-    summary.show(session.headPatterns(rows.ids));
+    showPatterns();
   });
 
   const info = el(
@@ -231,7 +244,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   });
   // The head summary's two passes wait until the heatmap has been painted.
   clearTimeout(patternsTimer);
-  requestAnimationFrame(() => (patternsTimer = window.setTimeout(() => summary.show(session.headPatterns(rows.ids)), 0)));
+  requestAnimationFrame(() => (patternsTimer = window.setTimeout(showPatterns, 0)));
 }
 
 /** 260032 -> "260,032" (toLocaleString's first call in a page loads number-format data: 50 to 100 ms here). */
