@@ -150,6 +150,91 @@ Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v
 }
 // [/anatomy:weighted_values]
 
+// ---------------------------------------------------------------- backward
+
+template <typename Real>
+Tensor4<Real> weighted_values_backward(const Tensor4<Real>& probs, const Tensor4<Real>& v, const Tensor4<Real>& dout,
+                                       Tensor4<Real>& dv) {
+    const std::size_t B = probs.shape(0), Hq = probs.shape(1), T = probs.shape(2), S = probs.shape(3), dh = v.shape(3);
+    const std::size_t group = kv_group(Hq, v.shape(1));
+    Tensor4<Real> dprobs(probs.shape());
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < Hq; ++h)
+            for (std::size_t t = 0; t < T; ++t) {
+                const Real* g = &dout(b, h, t, 0);
+                for (std::size_t s = 0; s < S; ++s) {
+                    const Real* v_row = &v(b, h / group, s, 0);
+                    Real* dv_row = &dv(b, h / group, s, 0);  // the shared KV head: summed over its group
+                    const Real p = probs(b, h, t, s);
+                    Real sum = 0;
+                    for (std::size_t d = 0; d < dh; ++d) {
+                        sum += g[d] * v_row[d];
+                        dv_row[d] += p * g[d];
+                    }
+                    dprobs(b, h, t, s) = sum;
+                }
+            }
+    return dprobs;
+}
+
+template <typename Real>
+Tensor4<Real> softmax_rows_backward(const Tensor4<Real>& probs, const Tensor4<Real>& dprobs) {
+    const std::size_t S = probs.shape(3), rows = probs.size() / (S ? S : 1);
+    Tensor4<Real> dx(probs.shape());
+    for (std::size_t r = 0; r < rows; ++r) {
+        const Real* p = probs.data() + r * S;
+        const Real* dp = dprobs.data() + r * S;
+        Real dot = 0;  // sum_s dp[s] p[s]
+        for (std::size_t s = 0; s < S; ++s) dot += dp[s] * p[s];
+        for (std::size_t s = 0; s < S; ++s) dx.data()[r * S + s] = p[s] * (dp[s] - dot);
+    }
+    return dx;
+}
+
+template <typename Real>
+Tensor4<Real> apply_mask_backward(const Tensor4<Real>& dmasked, const Mask& allowed) {
+    const std::size_t T = dmasked.shape(2), S = dmasked.shape(3), planes = dmasked.shape(0) * dmasked.shape(1);
+    if (allowed.shape(0) != T || allowed.shape(1) != S) throw InputError("apply_mask_backward: mask shape differs from scores");
+    Tensor4<Real> dscores(dmasked.shape());
+    for (std::size_t p = 0; p < planes; ++p)
+        for (std::size_t i = 0; i < T * S; ++i) dscores.data()[p * T * S + i] = allowed.data()[i] ? dmasked.data()[p * T * S + i] : Real(0);
+    return dscores;
+}
+
+template <typename Real>
+Tensor4<Real> attention_scores_backward(const Tensor4<Real>& q, const Tensor4<Real>& k, const Tensor4<Real>& dscores,
+                                        Tensor4<Real>& dk) {
+    const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), dh = q.shape(3), S = k.shape(2);
+    const std::size_t group = kv_group(Hq, k.shape(1));
+    const Real scale = Real(1.0 / std::sqrt(double(dh)));
+    Tensor4<Real> dq = xt::zeros<Real>(q.shape());
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < Hq; ++h)
+            for (std::size_t t = 0; t < T; ++t) {
+                const Real* q_row = &q(b, h, t, 0);
+                Real* dq_row = &dq(b, h, t, 0);
+                for (std::size_t s = 0; s < S; ++s) {
+                    const Real g = dscores(b, h, t, s) * scale;
+                    const Real* k_row = &k(b, h / group, s, 0);
+                    Real* dk_row = &dk(b, h / group, s, 0);  // the shared KV head: summed over its group
+                    for (std::size_t d = 0; d < dh; ++d) {
+                        dq_row[d] += g * k_row[d];
+                        dk_row[d] += g * q_row[d];
+                    }
+                }
+            }
+    return dq;
+}
+
+template Tensor4<float> weighted_values_backward(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&, Tensor4<float>&);
+template Tensor4<double> weighted_values_backward(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&, Tensor4<double>&);
+template Tensor4<float> softmax_rows_backward(const Tensor4<float>&, const Tensor4<float>&);
+template Tensor4<double> softmax_rows_backward(const Tensor4<double>&, const Tensor4<double>&);
+template Tensor4<float> apply_mask_backward(const Tensor4<float>&, const Mask&);
+template Tensor4<double> apply_mask_backward(const Tensor4<double>&, const Mask&);
+template Tensor4<float> attention_scores_backward(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&, Tensor4<float>&);
+template Tensor4<double> attention_scores_backward(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&, Tensor4<double>&);
+
 template Tensor4<float> attention_scores(const Tensor4<float>&, const Tensor4<float>&);
 template Tensor4<double> attention_scores(const Tensor4<double>&, const Tensor4<double>&);
 template Tensor4<float> apply_mask(const Tensor4<float>&, const Mask&);

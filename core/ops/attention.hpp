@@ -37,4 +37,35 @@ Tensor4<Real> softmax_rows(const Tensor4<Real>& x);
 template <typename Real>
 Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v);
 
+// ---- Backward, one function per step above, in reverse order.
+
+// probs @ v: dprobs[t, s] = sum_d dout[t, d] v[g, s, d], and each KV head's dv sums
+// over its group's query heads (the shared head receives every reader's gradient).
+//   probs: [B, Hq, T, S], v: [B, Hkv, S, dh], dout: [B, Hq, T, dh]  ->  dprobs: [B, Hq, T, S];
+//   dv: [B, Hkv, S, dh] accumulated
+template <typename Real>
+Tensor4<Real> weighted_values_backward(const Tensor4<Real>& probs, const Tensor4<Real>& v, const Tensor4<Real>& dout,
+                                       Tensor4<Real>& dv);
+
+// Softmax over each row: dx[s] = p[s] * (dp[s] - sum_s' dp[s'] p[s']).
+// A masked key has p = 0 and so gets dx = 0.
+//   probs, dprobs: [B, H, T, S]  ->  dx: [B, H, T, S]
+template <typename Real>
+Tensor4<Real> softmax_rows_backward(const Tensor4<Real>& probs, const Tensor4<Real>& dprobs);
+
+// The mask passes the gradient of an allowed score and stops it at a forbidden one
+// (that score was replaced by -infinity, so it had no effect).
+//   dmasked: [B, H, T, S], allowed: [T, S]  ->  dscores: [B, H, T, S]
+template <typename Real>
+Tensor4<Real> apply_mask_backward(const Tensor4<Real>& dmasked, const Mask& allowed);
+
+// Scores q k^T / sqrt(dh): dq[h, t] = sum_s dscores[h, t, s] k[g, s] / sqrt(dh), and
+// dk[g, s] sums dscores[h, t, s] q[h, t] / sqrt(dh) over t and over the query heads
+// h of KV head g's group (by index, never a copy).
+//   q: [B, Hq, T, dh], k: [B, Hkv, S, dh], dscores: [B, Hq, T, S]  ->  dq: [B, Hq, T, dh];
+//   dk: [B, Hkv, S, dh] accumulated
+template <typename Real>
+Tensor4<Real> attention_scores_backward(const Tensor4<Real>& q, const Tensor4<Real>& k, const Tensor4<Real>& dscores,
+                                        Tensor4<Real>& dk);
+
 }  // namespace anatomy

@@ -24,6 +24,18 @@ Tensor3<Real> embed(const Matrix<Real>& table, const TokenIds& ids) {
 }
 // [/anatomy:embedding]
 
+template <typename Real>
+void embed_backward(const Tensor3<Real>& dx, const TokenIds& ids, Matrix<Real>& dtable) {
+    const std::size_t B = ids.shape(0), T = ids.shape(1), D = dtable.shape(1);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t) {
+            Real* row = &dtable(std::size_t(ids(b, t)), 0);
+            for (std::size_t d = 0; d < D; ++d) row[d] += dx(b, t, d);
+        }
+}
+
+template void embed_backward(const Tensor3<float>&, const TokenIds&, Matrix<float>&);
+template void embed_backward(const Tensor3<double>&, const TokenIds&, Matrix<double>&);
 template Tensor3<float> embed(const Matrix<float>&, const TokenIds&);
 template Tensor3<double> embed(const Matrix<double>&, const TokenIds&);
 

@@ -10,4 +10,10 @@ namespace anatomy {
 template <typename Real>
 Tensor3<Real> embed(const Matrix<Real>& table, const TokenIds& ids);
 
+// Backward: each row's gradient goes back to the table row it was read from,
+// added (an id used twice, or the tied head's share, accumulates).
+//   dx: [B, T, D], ids: [B, T]  ->  dtable: [V, D] += dx[b, t, :] at row ids[b, t]
+template <typename Real>
+void embed_backward(const Tensor3<Real>& dx, const TokenIds& ids, Matrix<Real>& dtable);
+
 }  // namespace anatomy

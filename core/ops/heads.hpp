@@ -15,6 +15,8 @@ Tensor4<Real> split_heads(const Tensor3<Real>& x, int n_heads);
 //   x: [B, H, T, dh]  ->  [B, T, H*dh]   (head h fills channels h*dh .. h*dh + dh - 1)
 template <typename Real>
 Tensor3<Real> merge_heads(const Tensor4<Real>& x);
+// Backward: the two are each other's inverse and only move numbers, so the
+// gradient of split_heads is merge_heads of the gradient, and the other way round.
 
 // The explicit reference for grouped-query attention: copy each KV head `group`
 // times so that query head h gets its own copy of KV head h / group.

@@ -50,6 +50,17 @@ Tensor4<Real> apply_rope(const Tensor4<Real>& x, const std::vector<std::int64_t>
 }
 // [/anatomy:rope]
 
+template <typename Real>
+Tensor4<Real> apply_rope_backward(const Tensor4<Real>& dy, const std::vector<std::int64_t>& positions, double theta,
+                                  RopePairing pairing) {
+    std::vector<std::int64_t> negated(positions.size());  // angle(-p) = -angle(p): the inverse turn
+    for (std::size_t t = 0; t < positions.size(); ++t) negated[t] = -positions[t];
+    return apply_rope(dy, negated, theta, pairing);
+}
+
+template Tensor4<float> apply_rope_backward(const Tensor4<float>&, const std::vector<std::int64_t>&, double, RopePairing);
+template Tensor4<double> apply_rope_backward(const Tensor4<double>&, const std::vector<std::int64_t>&, double, RopePairing);
+
 template Tensor4<float> apply_rope(const Tensor4<float>&, const std::vector<std::int64_t>&, double, RopePairing);
 template Tensor4<double> apply_rope(const Tensor4<double>&, const std::vector<std::int64_t>&, double, RopePairing);
 

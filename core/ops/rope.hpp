@@ -21,6 +21,13 @@ template <typename Real>
 Tensor4<Real> apply_rope(const Tensor4<Real>& x, const std::vector<std::int64_t>& positions, double theta,
                          RopePairing pairing);
 
+// Backward: a rotation's transpose is the rotation by the opposite angle, so the
+// gradient turns each pair back: (da, db) = (dy_a cos + dy_b sin, -dy_a sin + dy_b cos).
+//   dy: [B, H, T, dh], positions: [T]  ->  dx: [B, H, T, dh]
+template <typename Real>
+Tensor4<Real> apply_rope_backward(const Tensor4<Real>& dy, const std::vector<std::int64_t>& positions, double theta,
+                                  RopePairing pairing);
+
 // The two channels that RoPE rotates together as pair i of a head of width dh.
 std::pair<int, int> rope_pair_channels(int i, int head_dim, RopePairing pairing);
 

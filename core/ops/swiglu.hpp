@@ -1,5 +1,7 @@
 #pragma once
 
+#include <utility>
+
 #include "../tensor.hpp"
 
 namespace anatomy {
@@ -12,6 +14,13 @@ Tensor3<Real> silu(const Tensor3<Real>& a);
 //   gate, up: [B, T, F]  ->  [B, T, F]
 template <typename Real>
 Tensor3<Real> swiglu_hidden(const Tensor3<Real>& gate, const Tensor3<Real>& up);
+
+// Backward of silu(gate) * up, elementwise, with silu'(a) = sigmoid(a) (1 + a (1 - sigmoid(a))):
+//   dgate = dh * up * silu'(gate),  dup = dh * silu(gate)
+//   gate, up, dh: [B, T, F]  ->  {dgate, dup}: [B, T, F] each
+template <typename Real>
+std::pair<Tensor3<Real>, Tensor3<Real>> swiglu_hidden_backward(const Tensor3<Real>& gate, const Tensor3<Real>& up,
+                                                               const Tensor3<Real>& dh);
 
 // The gated feed-forward sublayer, position by position:
 //   (silu(x @ w_gate) * (x @ w_up)) @ w_down
