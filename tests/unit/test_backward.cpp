@@ -51,12 +51,13 @@ double weighted_sum(const A& w, const B& y) {
     return total;
 }
 
-// Largest |finite difference - analytic| over the entries of x, relative to the
-// largest analytic entry. `loss` is evaluated with x as it is at the time of the call.
+// Largest |finite difference - analytic| over the entries of x (every `stride`-th
+// one), relative to the largest analytic entry. `loss` is evaluated with x as it is
+// at the time of the call.
 template <typename Tensor, typename Grad>
-double relative_error(Tensor& x, const Grad& analytic, const std::function<double()>& loss) {
+double relative_error(Tensor& x, const Grad& analytic, const std::function<double()>& loss, std::size_t stride = 1) {
     double worst = 0, largest = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
+    for (std::size_t i = 0; i < x.size(); i += stride) {
         const double kept = x.data()[i];
         x.data()[i] = kept + step;
         const double up = loss();
@@ -202,22 +203,27 @@ TEST_CASE("the whole model's gradient, every weight, matches finite differences"
     const double loss = loss_and_gradients(model, tokens, targets, g);
     CHECK(loss == doctest::Approx(training_loss(model, tokens, targets)).epsilon(1e-14));
     const auto evaluate = [&] { return training_loss(model, tokens, targets); };
+    // Every third entry of each matrix (a third of its 32 to 3,072), every entry of each
+    // norm scale: about 17,000 passes, 4 s natively.
+    const auto check = [&](auto& weight, const auto& gradient) {
+        CHECK(relative_error(weight, gradient, evaluate, weight.dimension() == 1 ? 1 : 3) < bound);
+    };
     ModelWeights<double>& w = model.weights;
-    CHECK(relative_error(w.embedding, g.embedding, evaluate) < bound);  // both shares: the rows read and the tied head
-    CHECK(relative_error(w.final_norm, g.final_norm, evaluate) < bound);
+    check(w.embedding, g.embedding);  // both shares: the rows read and the tied head
+    check(w.final_norm, g.final_norm);
     for (std::size_t l = 0; l < w.layers.size(); ++l) {
         CAPTURE(l);
         LayerWeights<double>& layer = w.layers[l];
         LayerWeights<double>& grad = g.layers[l];
-        CHECK(relative_error(layer.attn_norm, grad.attn_norm, evaluate) < bound);
-        CHECK(relative_error(layer.wq, grad.wq, evaluate) < bound);
-        CHECK(relative_error(layer.wk, grad.wk, evaluate) < bound);
-        CHECK(relative_error(layer.wv, grad.wv, evaluate) < bound);
-        CHECK(relative_error(layer.wo, grad.wo, evaluate) < bound);
-        CHECK(relative_error(layer.ffn_norm, grad.ffn_norm, evaluate) < bound);
-        CHECK(relative_error(layer.w_gate, grad.w_gate, evaluate) < bound);
-        CHECK(relative_error(layer.w_up, grad.w_up, evaluate) < bound);
-        CHECK(relative_error(layer.w_down, grad.w_down, evaluate) < bound);
+        check(layer.attn_norm, grad.attn_norm);
+        check(layer.wq, grad.wq);
+        check(layer.wk, grad.wk);
+        check(layer.wv, grad.wv);
+        check(layer.wo, grad.wo);
+        check(layer.ffn_norm, grad.ffn_norm);
+        check(layer.w_gate, grad.w_gate);
+        check(layer.w_up, grad.w_up);
+        check(layer.w_down, grad.w_down);
     }
 }
 
