@@ -44,3 +44,7 @@ export function loadBench(dir = wasmDir) {
 export function loadTrained(dir = wasmDir) {
   return loadModule('attention_trained', dir);
 }
+
+export function loadTrain(dir = wasmDir) {
+  return loadModule('attention_train', dir);
+}

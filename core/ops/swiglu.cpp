@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "exponential.hpp"
 #include "linear.hpp"
 
 namespace anatomy {
@@ -10,7 +11,8 @@ namespace anatomy {
 template <typename Real>
 Tensor3<Real> silu(const Tensor3<Real>& a) {
     Tensor3<Real> out(a.shape());
-    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = a.data()[i] / (Real(1) + std::exp(-a.data()[i]));
+    // exponential (exponential.hpp): the same bits natively and in wasm
+    for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] = a.data()[i] / (Real(1) + exponential(-a.data()[i]));
     return out;
 }
 
@@ -30,13 +32,14 @@ Tensor3<Real> swiglu(const Tensor3<Real>& x, const Matrix<Real>& w_gate, const M
 
 template Tensor3<float> silu(const Tensor3<float>&);
 template Tensor3<double> silu(const Tensor3<double>&);
+
 template <typename Real>
 std::pair<Tensor3<Real>, Tensor3<Real>> swiglu_hidden_backward(const Tensor3<Real>& gate, const Tensor3<Real>& up,
                                                                const Tensor3<Real>& dh) {
     Tensor3<Real> dgate(gate.shape()), dup(up.shape());
     for (std::size_t i = 0; i < gate.size(); ++i) {
         const Real a = gate.data()[i];
-        const Real sigmoid = Real(1) / (Real(1) + std::exp(-a));
+        const Real sigmoid = Real(1) / (Real(1) + exponential(-a));
         const Real silu_a = a * sigmoid;
         const Real silu_slope = sigmoid * (Real(1) + a * (Real(1) - sigmoid));
         dgate.data()[i] = dh.data()[i] * up.data()[i] * silu_slope;

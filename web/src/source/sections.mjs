@@ -491,7 +491,7 @@ export const OPERATIONS = [
         label: 'Definition',
         sections: ['swiglu'],
         notes: [
-          { match: 'a.data()[i] / (Real(1) + std::exp(-a.data()[i]))', note: 'silu(a) = a / (1 + e^(−a)) = a · sigmoid(a).' },
+          { match: 'a.data()[i] / (Real(1) + exponential(-a.data()[i]))', note: 'silu(a) = a / (1 + e^(−a)) = a · sigmoid(a); exponential() is the core’s own e^x, the same bits natively and in wasm.' },
           { match: 'silu(gate_in)', note: 'The gate, x @ W_gate ([B, T, D] @ [D, F] → [B, T, F]), through silu.' },
           { match: 'gate * up', note: 'The gating is an elementwise product: each of the F hidden channels is scaled by its own gate value.' },
           { match: 'linear(hidden, w_down)', note: 'Back to the residual width: [B, T, F] @ [F, D] → [B, T, D].' },

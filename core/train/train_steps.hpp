@@ -1,0 +1,38 @@
+// A fixed number of training steps on one batch: the loop `attn train` and the
+// page's training widget run, each step the loss and gradients (model/backward),
+// the gradient clipped, then one AdamW step at the schedule's rate. The arithmetic
+// runs in a fixed order, compiled without fused multiply-add, with the core's own
+// float e^x in softmax and SiLU; the double-precision exp, log, cos, sin and pow of
+// the C library (glibc natively, musl in wasm) remain, in the loss, RoPE's angles and
+// AdamW's bias correction. tests/wasm/training_bits.test.mjs holds a native and a
+// wasm run of the same model, batch and settings to the same bits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "adamw.hpp"
+
+namespace anatomy {
+
+struct TrainingRun {
+    std::vector<double> losses;  // [steps] the loss before each step
+    std::vector<double> norms;   // [steps] the gradient norm before clipping
+};
+
+//   tokens, targets: [B, T]; `state` carries the moments across calls.
+TrainingRun train_steps(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
+                        const AdamWSettings& settings, const LearningRateSchedule& schedule, int first_step, int steps);
+
+// The run both builds make for that test: the tiny model from `seed`, a batch of 4
+// windows of 32 random ids (from seed + 1), each window's targets its ids shifted
+// by one, `steps` steps at a warm-up-then-cosine rate peaking at 3e-3.
+//   -> {"losses": [...], "norms": [...], "weights_hash": "hex"} (doubles printed exactly by JSON)
+nlohmann::json training_bits(std::uint64_t seed, int steps);
+
+// FNV-1a over every weight's bits, in the order of weights.hpp: equal hashes, equal weights.
+std::uint64_t weights_hash(const ModelWeights<float>& weights);
+
+}  // namespace anatomy
