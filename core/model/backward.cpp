@@ -13,21 +13,6 @@
 namespace anatomy {
 namespace {
 
-template <typename Real>
-LayerWeights<Real> zero_layer(const LayerWeights<Real>& w) {
-    LayerWeights<Real> z;
-    z.attn_norm = xt::zeros<Real>(w.attn_norm.shape());
-    z.wq = xt::zeros<Real>(w.wq.shape());
-    z.wk = xt::zeros<Real>(w.wk.shape());
-    z.wv = xt::zeros<Real>(w.wv.shape());
-    z.wo = xt::zeros<Real>(w.wo.shape());
-    z.ffn_norm = xt::zeros<Real>(w.ffn_norm.shape());
-    z.w_gate = xt::zeros<Real>(w.w_gate.shape());
-    z.w_up = xt::zeros<Real>(w.w_up.shape());
-    z.w_down = xt::zeros<Real>(w.w_down.shape());
-    return z;
-}
-
 // One decoder layer backward, from the gradient of its output to that of its input.
 //   dout: [B, T, D]  ->  dx: [B, T, D]; the layer's weight gradients accumulated into g
 template <typename Real>
@@ -72,11 +57,9 @@ void require_tied(const Model<Real>& model) {
 
 template <typename Real>
 ModelWeights<Real> zero_gradients(const Model<Real>& model) {
-    ModelWeights<Real> z;
-    z.embedding = xt::zeros<Real>(model.weights.embedding.shape());
-    for (const LayerWeights<Real>& layer : model.weights.layers) z.layers.push_back(zero_layer(layer));
-    z.final_norm = xt::zeros<Real>(model.weights.final_norm.shape());
-    return z;
+    ModelWeights<Real> zeros = model.weights;
+    for_each_tensor([](TensorKind, auto& tensor) { tensor.fill(Real(0)); }, zeros);
+    return zeros;
 }
 
 template <typename Real>

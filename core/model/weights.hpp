@@ -38,6 +38,30 @@ struct Model {
     ModelWeights<Real> weights;
 };
 
+// What a tensor is, for code that treats them differently (AdamW decays projections only).
+enum class TensorKind { embedding, norm_scale, projection };
+
+// Calls visit(kind, a, b, ...) with the same tensor of each of `weights` (ModelWeights
+// of one shape, const or not), for every tensor in the draw order below; lm_head only
+// when the first holds one (an untied model).
+template <typename Visit, typename First, typename... Rest>
+void for_each_tensor(const Visit& visit, First& first, Rest&... rest) {
+    visit(TensorKind::embedding, first.embedding, rest.embedding...);
+    for (std::size_t l = 0; l < first.layers.size(); ++l) {
+        visit(TensorKind::norm_scale, first.layers[l].attn_norm, rest.layers[l].attn_norm...);
+        visit(TensorKind::projection, first.layers[l].wq, rest.layers[l].wq...);
+        visit(TensorKind::projection, first.layers[l].wk, rest.layers[l].wk...);
+        visit(TensorKind::projection, first.layers[l].wv, rest.layers[l].wv...);
+        visit(TensorKind::projection, first.layers[l].wo, rest.layers[l].wo...);
+        visit(TensorKind::norm_scale, first.layers[l].ffn_norm, rest.layers[l].ffn_norm...);
+        visit(TensorKind::projection, first.layers[l].w_gate, rest.layers[l].w_gate...);
+        visit(TensorKind::projection, first.layers[l].w_up, rest.layers[l].w_up...);
+        visit(TensorKind::projection, first.layers[l].w_down, rest.layers[l].w_down...);
+    }
+    visit(TensorKind::norm_scale, first.final_norm, rest.final_norm...);
+    if (first.lm_head.size() > 0) visit(TensorKind::projection, first.lm_head, rest.lm_head...);
+}
+
 // Default seed of the demo model.
 inline constexpr std::uint64_t default_seed = 1;
 

@@ -40,19 +40,15 @@ nlohmann::json training_bits(std::uint64_t seed, int steps) {
 
 std::uint64_t weights_hash(const ModelWeights<float>& weights) {
     std::uint64_t hash = 1469598103934665603ull;
-    const auto add = [&](const auto& tensor) {
-        for (const float value : tensor) {
-            std::uint32_t bits;
-            std::memcpy(&bits, &value, 4);
-            hash = (hash ^ bits) * 1099511628211ull;
-        }
-    };
-    add(weights.embedding);
-    for (const LayerWeights<float>& l : weights.layers) {
-        add(l.attn_norm), add(l.wq), add(l.wk), add(l.wv), add(l.wo);
-        add(l.ffn_norm), add(l.w_gate), add(l.w_up), add(l.w_down);
-    }
-    add(weights.final_norm);
+    for_each_tensor(
+        [&](TensorKind, const auto& tensor) {
+            for (const float value : tensor) {
+                std::uint32_t bits;
+                std::memcpy(&bits, &value, 4);
+                hash = (hash ^ bits) * 1099511628211ull;
+            }
+        },
+        weights);
     return hash;
 }
 

@@ -35,6 +35,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 
 import { distDir, openPage, startSite } from '../../tests/browser/harness.mjs';
+import { median, round } from './stats.mjs';
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -50,12 +51,6 @@ const updates = 20;
 const targets = { firstHeatmapMs: 1000, wasmJsGzipBytes: 300_000, updateMs: 16 };
 const w3Size = { T: 16384, S: 16384, tile: 16 };
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const round = (value, digits = 1) => Number(value.toFixed(digits));
 
 // ---- Size of web/dist ----
 

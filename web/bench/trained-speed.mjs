@@ -30,18 +30,13 @@ import path from 'node:path';
 import { openPage, repoRoot, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
 import { stories260K } from '../../tests/shared-models.mjs';
 import { loadTrained } from '../../wasm/load-node.mjs';
+import { median, round } from './stats.mjs';
 
 const args = process.argv.slice(2);
 const asJson = args.includes('--json');
 const out = asJson ? (line) => process.stderr.write(line + '\n') : (line) => console.log(line);
 const { model: modelPath, tokenizer: tokenizerPath } = stories260K();
 const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const round = (value, digits = 1) => Number(value.toFixed(digits));
 const story = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park. ';
 const report = { load_average_start: os.loadavg().map((x) => round(x, 2)) };
 

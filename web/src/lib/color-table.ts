@@ -17,10 +17,16 @@ export function tabulated(scale: ColorScale, lo: number, hi: number, steps = 256
  * contrasts are equal.
  */
 export function wantsLightText(color: string): boolean {
-  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
-  const parts = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : (color.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number);
-  if (parts.length < 3) return false;
+  const parts = colorChannels(color);
+  if (!parts) return false;
   const linear = parts.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
   const luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2];
   return luminance < 0.179;
+}
+
+/** [r, g, b] (0 to 255) of "rgb(r, g, b)" or "#rrggbb" as the colour scales write them; null for anything else. */
+export function colorChannels(color: string): [number, number, number] | null {
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
+  const parts = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : (color.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number);
+  return parts.length < 3 ? null : [parts[0], parts[1], parts[2]];
 }

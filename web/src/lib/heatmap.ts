@@ -4,6 +4,7 @@
 //     move, Home/End jump, Enter selects the row), announced to screen readers;
 //   - a colour legend, a "show as table" view, and PNG / SVG export.
 import { el, formatNumber, observeWidth, uid } from './dom';
+import { colorChannels } from './color-table';
 import { ColorScale, forbiddenFill, forbiddenHatch } from './colormap';
 import { downloadCanvasPng, downloadSvg, xmlEscape } from './export';
 
@@ -38,9 +39,7 @@ const parsed = new Map<string, [number, number, number]>();
 function rgb(color: string): [number, number, number] {
   let channels = parsed.get(color);
   if (channels) return channels;
-  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color);
-  const parts = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : (color.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number);
-  channels = [parts[0] ?? 0, parts[1] ?? 0, parts[2] ?? 0];
+  channels = colorChannels(color) ?? [0, 0, 0];
   if (parsed.size > 4096) parsed.clear();
   parsed.set(color, channels);
   return channels;
