@@ -102,10 +102,12 @@ Model<float> load_checkpoint(const std::string& directory) {
 }
 
 void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype,
-                      const nlohmann::json& tokenizer_json) {
+                      const nlohmann::json& tokenizer_json, const nlohmann::json& config_patch) {
     make_directory(directory);
     const fs::path dir(directory);
-    write_file((dir / "config.json").string(), hf_config_json(model.config, dtype).dump(2) + "\n");
+    nlohmann::json config = hf_config_json(model.config, dtype);
+    if (!config_patch.is_null()) config.merge_patch(config_patch);
+    write_file((dir / "config.json").string(), config.dump(2) + "\n");
     if (!tokenizer_json.is_null()) write_file((dir / "tokenizer.json").string(), tokenizer_json.dump() + "\n");
 
     // The same bytes as hf_safetensors(model, dtype), one tensor in memory at a time.

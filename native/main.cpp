@@ -30,7 +30,7 @@ void keep_freed_blocks() {
 int main(int argc, char** argv) {
     using namespace anatomy::native;
     keep_freed_blocks();
-    CLI::App app{"attn: verify, trace and export the Attention Anatomy decoder", "attn"};
+    CLI::App app{"attn: verify, trace, train and export the Attention Anatomy decoder", "attn"};
     app.set_version_flag("--version", std::string("attn ") + ANATOMY_VERSION);
     app.require_subcommand(1);
 
@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
         {"tokenize", add_tokenize_command(app)},
         {"probe", add_probe_command(app)},
         {"bench", add_bench_command(app)},
+        {"train", add_train_command(app)},
     };
 
     try {

@@ -1,6 +1,7 @@
 #include "number_args.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <sstream>
 
 #include "tensor.hpp"
@@ -15,6 +16,17 @@ std::uint64_t parse_decimal(const std::string& text, const std::string& flag, st
         throw InputError(flag + " '" + text + "' is not a whole number in " + range);
     if (error == std::errc::result_out_of_range || value < min || value > max)
         throw InputError(flag + " '" + text + "' is outside " + range);
+    return value;
+}
+
+double parse_real(const std::string& text, const std::string& flag, double min, double max) {
+    std::ostringstream range;
+    range << "[" << min << ", " << max << "]";
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::general);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+        throw InputError(flag + " '" + text + "' is not a number in " + range.str());
+    if (value < min || value > max) throw InputError(flag + " '" + text + "' is outside " + range.str());
     return value;
 }
 

@@ -11,6 +11,10 @@ namespace anatomy::native {
 // Throws InputError naming the flag and the text.
 std::uint64_t parse_decimal(const std::string& text, const std::string& flag, std::uint64_t min, std::uint64_t max);
 
+// A plain decimal number ("3e-3", "0.2") for a flag, finite and in [min, max].
+// Throws InputError naming the flag and the text.
+double parse_real(const std::string& text, const std::string& flag, double min, double max);
+
 // "128,512,2048": comma-separated sizes, each parsed as above in [1, 2^20]; at least one.
 std::vector<std::size_t> parse_size_list(const std::string& text, const std::string& flag);
 

@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev                    # JSON
   doctest-dev                           # unit tests
   libcli11-dev                          # attn's command line
+  libssl-dev                            # attn train's SHA-256 of its corpus (OpenSSL's libcrypto)
   emscripten node-acorn                 # wasm build (Emscripten needs Debian's acorn)
   python3-numpy                         # independent NumPy cross-check
   chromium                              # browser tests (driven by playwright-core; never a downloaded browser)

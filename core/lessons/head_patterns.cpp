@@ -95,12 +95,12 @@ std::int32_t first_ordinary_id(std::int32_t vocab_size) {
 }
 
 HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& text_ids, std::int32_t bos_id,
-                           std::size_t R, std::uint64_t seed) {
+                           std::size_t R, std::uint64_t seed, std::int32_t first_id) {
     if (text_ids.size() < 2) throw InputError("head patterns need a text of at least 2 tokens");
     const std::int32_t V = backend.config().vocab_size;
     HeadPatterns out;
     out.text_ids = text_ids;
-    out.induction_ids = repeated_random_ids(bos_id, first_ordinary_id(V), V, R, seed);
+    out.induction_ids = repeated_random_ids(bos_id, first_id < 0 ? first_ordinary_id(V) : first_id, V, R, seed);
     out.induction_length = R;
     const std::vector<Tensor4<float>> text = pass_probs(backend, text_ids);
     out.patterns = {previous_token_scores(text), first_token_scores(text), self_scores(text),

@@ -63,9 +63,10 @@ struct HeadPatterns {
 };
 
 // Two passes through `backend` (each from an empty cache, batch 1): `text_ids` (at
-// least 2 ids), then repeated_random_ids(bos_id, first_ordinary_id(V), V, R, seed).
+// least 2 ids), then repeated_random_ids(bos_id, first_id, V, R, seed); first_id -1
+// means first_ordinary_id(V) (a character vocabulary passes 1: everything after BOS).
 HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& text_ids, std::int32_t bos_id,
-                           std::size_t R = induction_length, std::uint64_t seed = 1);
+                           std::size_t R = induction_length, std::uint64_t seed = 1, std::int32_t first_id = -1);
 
 // {threshold, text_ids, induction_ids, induction_length, patterns: [{name, heads [L][Hq],
 //  uniform_baseline, strongest: {layer, head, score}, showing: [[layer, head], ...]}]}

@@ -1,6 +1,7 @@
 #include "attention.hpp"
 
 #include "exponential.hpp"
+#include "matmul.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -157,23 +158,20 @@ Tensor4<Real> weighted_values_backward(const Tensor4<Real>& probs, const Tensor4
                                        Tensor4<Real>& dv) {
     const std::size_t B = probs.shape(0), Hq = probs.shape(1), T = probs.shape(2), S = probs.shape(3), dh = v.shape(3);
     const std::size_t group = kv_group(Hq, v.shape(1));
-    Tensor4<Real> dprobs(probs.shape());
+    Tensor4<Real> dprobs = xt::zeros<Real>(probs.shape());
+    std::vector<Real> v_t(dh * S);
     for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t h = 0; h < Hq; ++h)
-            for (std::size_t t = 0; t < T; ++t) {
-                const Real* g = &dout(b, h, t, 0);
-                for (std::size_t s = 0; s < S; ++s) {
-                    const Real* v_row = &v(b, h / group, s, 0);
-                    Real* dv_row = &dv(b, h / group, s, 0);  // the shared KV head: summed over its group
-                    const Real p = probs(b, h, t, s);
-                    Real sum = 0;
-                    for (std::size_t d = 0; d < dh; ++d) {
-                        sum += g[d] * v_row[d];
-                        dv_row[d] += p * g[d];
-                    }
-                    dprobs(b, h, t, s) = sum;
-                }
-            }
+        for (std::size_t h = 0; h < Hq; ++h) {
+            const Real* v_head = &v(b, h / group, 0, 0);  // GQA: the shared KV head, read in place
+            Real* dv_head = &dv(b, h / group, 0, 0);      // and its gradient, summed over the group
+            if (h % group == 0)                           // the group's first query head: v^T, [dh, S]
+                for (std::size_t s = 0; s < S; ++s)
+                    for (std::size_t d = 0; d < dh; ++d) v_t[d * S + s] = v_head[s * dh + d];
+            const Real* p = &probs(b, h, 0, 0);
+            const Real* g = &dout(b, h, 0, 0);
+            matmul_accumulate(g, false, v_t.data(), &dprobs(b, h, 0, 0), T, dh, S);  // dprobs = dout @ v^T  [T, S]
+            matmul_accumulate(p, true, g, dv_head, S, T, dh);                        // dv += probs^T @ dout [S, dh]
+        }
     return dprobs;
 }
 
@@ -208,21 +206,15 @@ Tensor4<Real> attention_scores_backward(const Tensor4<Real>& q, const Tensor4<Re
     const std::size_t group = kv_group(Hq, k.shape(1));
     const Real scale = Real(1.0 / std::sqrt(double(dh)));
     Tensor4<Real> dq = xt::zeros<Real>(q.shape());
+    std::vector<Real> g(T * S);
     for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t h = 0; h < Hq; ++h)
-            for (std::size_t t = 0; t < T; ++t) {
-                const Real* q_row = &q(b, h, t, 0);
-                Real* dq_row = &dq(b, h, t, 0);
-                for (std::size_t s = 0; s < S; ++s) {
-                    const Real g = dscores(b, h, t, s) * scale;
-                    const Real* k_row = &k(b, h / group, s, 0);
-                    Real* dk_row = &dk(b, h / group, s, 0);  // the shared KV head: summed over its group
-                    for (std::size_t d = 0; d < dh; ++d) {
-                        dq_row[d] += g * k_row[d];
-                        dk_row[d] += g * q_row[d];
-                    }
-                }
-            }
+        for (std::size_t h = 0; h < Hq; ++h) {
+            const Real* ds = &dscores(b, h, 0, 0);
+            for (std::size_t i = 0; i < T * S; ++i) g[i] = ds[i] * scale;  // the gradient of q k^T, [T, S]
+            Real* dk_head = &dk(b, h / group, 0, 0);                       // the shared KV head: summed over its group
+            matmul_accumulate(g.data(), false, &k(b, h / group, 0, 0), &dq(b, h, 0, 0), T, S, dh);  // dq = g @ k    [T, dh]
+            matmul_accumulate(g.data(), true, &q(b, h, 0, 0), dk_head, S, T, dh);                   // dk += g^T @ q [S, dh]
+        }
     return dq;
 }
 

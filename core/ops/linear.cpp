@@ -1,5 +1,9 @@
 #include "linear.hpp"
 
+#include "matmul.hpp"
+
+#include <vector>
+
 namespace anatomy {
 
 // [anatomy:linear]
@@ -8,17 +12,8 @@ Tensor3<Real> linear(const Tensor3<Real>& x, const Matrix<Real>& w) {
     const std::size_t rows = x.shape(0) * x.shape(1), in = x.shape(2), out = w.shape(1);
     if (w.shape(0) != in) throw InputError("linear: input width does not match the weight's rows");
     Tensor3<Real> y = xt::zeros<Real>({x.shape(0), x.shape(1), out});
-    // Row by row, accumulating x[r, i] * w[i, :] so the inner loop runs over
-    // contiguous memory. Each row is summed in the same order whatever the batch.
-    for (std::size_t r = 0; r < rows; ++r) {
-        const Real* x_row = x.data() + r * in;
-        Real* y_row = y.data() + r * out;
-        for (std::size_t i = 0; i < in; ++i) {
-            const Real a = x_row[i];
-            const Real* w_row = w.data() + i * out;
-            for (std::size_t j = 0; j < out; ++j) y_row[j] += a * w_row[j];
-        }
-    }
+    // y[r, j] = sum over i, in order, of x[r, i] w[i, j]: the same for every row whatever the batch.
+    matmul_accumulate(x.data(), false, w.data(), y.data(), rows, in, out);  // [B*T, in] @ [in, out]
     return y;
 }
 // [/anatomy:linear]
@@ -33,22 +28,15 @@ Tensor3<Real> residual_add(const Tensor3<Real>& x, const Tensor3<Real>& update) 
 template <typename Real>
 Tensor3<Real> linear_backward(const Tensor3<Real>& x, const Matrix<Real>& w, const Tensor3<Real>& dy, Matrix<Real>& dw) {
     const std::size_t rows = x.shape(0) * x.shape(1), in = w.shape(0), out = w.shape(1);
+    // dx = dy @ w^T, with w transposed once: [B*T, out] @ [out, in]
+    std::vector<Real> w_t(out * in);
+    for (std::size_t i = 0; i < in; ++i)
+        for (std::size_t j = 0; j < out; ++j) w_t[j * in + i] = w(i, j);
     Tensor3<Real> dx = xt::zeros<Real>({x.shape(0), x.shape(1), in});
-    for (std::size_t r = 0; r < rows; ++r) {
-        const Real* x_row = x.data() + r * in;
-        const Real* g = dy.data() + r * out;
-        Real* dx_row = dx.data() + r * in;
-        for (std::size_t i = 0; i < in; ++i) {
-            const Real* w_row = &w(i, 0);
-            Real* dw_row = &dw(i, 0);
-            Real sum = 0;
-            for (std::size_t j = 0; j < out; ++j) {
-                sum += g[j] * w_row[j];       // dx[r, i] = sum_j dy[r, j] w[i, j]
-                dw_row[j] += x_row[i] * g[j];  // dw[i, j] += x[r, i] dy[r, j]
-            }
-            dx_row[i] = sum;
-        }
-    }
+    matmul_accumulate(dy.data(), false, w_t.data(), dx.data(), rows, out, in);
+    // dw += x^T @ dy: [in, B*T] @ [B*T, out], x read as the transpose it is stored as;
+    // each dw[i, j] adds x[r, i] dy[r, j] in order of r
+    matmul_accumulate(x.data(), true, dy.data(), dw.data(), in, rows, out);
     return dx;
 }
 

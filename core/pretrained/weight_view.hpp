@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 
 #include "../checkpoint/safetensors.hpp"
 #include "../checkpoint/tensor_views.hpp"
+#include "../parallel.hpp"
 #include "../tensor.hpp"
 
 namespace anatomy {
@@ -30,11 +30,6 @@ struct WeightView {
 WeightView weight_view(const TensorView& tensor);
 // The same for one tensor of a parsed safetensors file.
 WeightView weight_view(const SafetensorsView& file, const std::string& name);
-
-// Runs body(begin, end) over the index range [0, n), cut into pieces that may run
-// in parallel. The core has no threads of its own: the native tool passes one that
-// uses std::thread. An empty ParallelFor runs body(0, n) on the calling thread.
-using ParallelFor = std::function<void(std::size_t n, const std::function<void(std::size_t, std::size_t)>& body)>;
 
 // A bias-free projection with the weight in checkpoint layout:
 //   x: [B, T, in], w: [out, in]  ->  y: [B, T, out],  y[r, j] = sum_i x[r, i] * w[j, i]

@@ -97,9 +97,15 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
         if (l == t.ids_.end() || r == t.ids_.end() || m == t.ids_.end()) continue;  // unusable merge
         t.ranks_.emplace(pair_key(l->second, r->second), rank);  // the first (highest-priority) wins
     }
+    // Text as it is when the file says so: a normalizer and a pre-tokenizer both
+    // null, as Hugging Face writes a tokenizer without them (attn train's character
+    // vocabulary). Such a vocabulary has only the special tokens it names.
+    const bool as_is = j.contains("normalizer") && j["normalizer"].is_null() && j.contains("pre_tokenizer") &&
+                       j["pre_tokenizer"].is_null();
+    t.marks_spaces_ = !as_is;
     auto special = [&](const char* name, std::int32_t fallback) {
         const auto it = t.ids_.find(name);
-        return it == t.ids_.end() ? fallback : it->second;
+        return it != t.ids_.end() ? it->second : as_is ? -1 : fallback;
     };
     t.unk_id_ = special("<unk>", 0);
     t.bos_id_ = special("<s>", 1);
@@ -175,16 +181,25 @@ std::vector<std::int32_t> LlamaTokenizer::encode(std::string_view text, bool add
     const std::vector<std::string> original = utf8_characters(text);
     const double length = utf16_length(original);
 
-    // Characters to ids: " " + text with every space as "▁"; unknown characters as UTF-8 byte tokens.
+    // Characters to ids: " " + text with every space as "▁" (or the text as it is);
+    // unknown characters as UTF-8 byte tokens, or the unknown token.
     std::vector<std::int32_t> ids;
-    if (add_bos) ids.push_back(bos_id_);
-    for (const std::string& c : utf8_characters(replace_all(" " + std::string(text), " ", space_marker))) {
+    if (add_bos) {
+        if (bos_id_ < 0) throw InputError("this vocabulary has no beginning-of-text token <s>");
+        ids.push_back(bos_id_);
+    }
+    const std::string prepared = marks_spaces_ ? replace_all(" " + std::string(text), " ", space_marker) : std::string(text);
+    for (const std::string& c : utf8_characters(prepared)) {
         const auto it = ids_.find(c);
         if (it != ids_.end()) {
             ids.push_back(it->second);
             continue;
         }
-        for (unsigned char byte : c) ids.push_back(byte_ids_[byte] >= 0 ? byte_ids_[byte] : unk_id_);
+        for (unsigned char byte : c) {
+            const std::int32_t id = byte_ids_[byte] >= 0 ? byte_ids_[byte] : unk_id_;
+            if (id < 0) throw InputError("the character '" + c + "' is not in this model's vocabulary");
+            ids.push_back(id);
+        }
     }
 
     // A doubly linked list of tokens. A node keeps the position it started at; a
@@ -251,6 +266,7 @@ std::string LlamaTokenizer::decode(const std::vector<std::int32_t>& ids) const {
         else
             bytes += p;
     }
+    if (!marks_spaces_) return bytes;
     std::string text = replace_all(bytes, space_marker, " ");
     if (!text.empty() && text[0] == ' ') text.erase(0, 1);
     return text;
@@ -270,7 +286,9 @@ std::string LlamaTokenizer::display(std::int32_t id) const {
         if (value >= 0x20 && value < 0x7F) return std::string(1, char(value));
         return p;
     }
-    return replace_all(p, space_marker, " ");
+    if (p == "\n") return "\\n";
+    if (p == "\t") return "\\t";
+    return marks_spaces_ ? replace_all(p, space_marker, " ") : p;
 }
 
 }  // namespace anatomy

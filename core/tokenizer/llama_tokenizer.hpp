@@ -2,6 +2,10 @@
 // tokenizer.json: the "▁" (U+2581) space marker, merges in priority order,
 // byte fallback (<0xNN> tokens for characters outside the vocabulary), BOS.
 //
+// A tokenizer.json whose normalizer and pre-tokenizer are both null (attn train's
+// character vocabulary, tokenizer/character_vocabulary.hpp) takes text as it is:
+// no leading space, no "▁", and only the special tokens it holds.
+//
 // Encoding follows the reference procedure used by llama-tokenizer-js (and
 // Hugging Face's legacy Llama tokenizer): prepend a space, turn spaces into "▁",
 // map each character to its token (or its UTF-8 bytes' <0xNN> tokens), then
@@ -35,13 +39,14 @@ public:
                                        const std::string& source);
 
     // Token ids for `text`; BOS first when `add_bos`. An empty text gives no ids at all.
+    // Throws InputError for a character the vocabulary cannot spell (no byte pieces, no <unk>).
     std::vector<std::int32_t> encode(std::string_view text, bool add_bos = true) const;
     // Text for `ids`: byte tokens reassembled into UTF-8, "▁" back to spaces, the
     // leading space dropped, special tokens (BOS, EOS, UNK) skipped.
     std::string decode(const std::vector<std::int32_t>& ids) const;
     // The vocabulary entry of one id, e.g. "▁the" or "<0x0A>".
     const std::string& piece(std::int32_t id) const;
-    // One id as readable text: "▁the" -> " the", "<0x0A>" -> "\n" (for axis labels).
+    // One id as readable text: "▁the" -> " the", "<0x0A>" or a newline -> "\n" (for axis labels).
     std::string display(std::int32_t id) const;
 
     std::size_t vocab_size() const { return pieces_.size(); }
@@ -54,7 +59,8 @@ private:
     std::unordered_map<std::string, std::int32_t> ids_;      // piece -> id
     std::unordered_map<std::uint64_t, std::int32_t> ranks_;  // (left id, right id) -> merge rank, 1-based
     std::int32_t byte_ids_[256] = {};                        // byte -> <0xNN> id, -1 if absent
-    std::int32_t bos_id_ = 1, eos_id_ = 2, unk_id_ = 0;
+    std::int32_t bos_id_ = 1, eos_id_ = 2, unk_id_ = 0;      // -1: the vocabulary has none
+    bool marks_spaces_ = true;                               // " " + text, spaces as "▁"; false: text as it is
 };
 
 }  // namespace anatomy

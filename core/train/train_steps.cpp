@@ -2,6 +2,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
+
+#include <xtensor/xview.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -10,14 +14,63 @@
 
 namespace anatomy {
 
+namespace {
+
+// Windows [first, last) of a batch.  [B, T] -> [last - first, T]
+TokenIds windows(const TokenIds& batch, std::size_t first, std::size_t last) {
+    return xt::view(batch, xt::range(first, last), xt::all());
+}
+
+void require_in_vocabulary(const TokenIds& ids, int vocab_size, const char* what) {
+    for (const std::int32_t id : ids)
+        if (id < 0 || id >= vocab_size)
+            throw InputError(std::string("training ") + what + " hold id " + std::to_string(id) + ", outside the vocabulary of " +
+                             std::to_string(vocab_size));
+}
+
+}  // namespace
+
+StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
+                         const AdamWSettings& settings, double rate, const ParallelFor& parallel) {
+    if (tokens.shape() != targets.shape()) throw InputError("training tokens and targets differ in shape");
+    // Checked here, not in the shards: an exception must not leave a thread.
+    require_in_vocabulary(tokens, model.config.vocab_size, "tokens");
+    require_in_vocabulary(targets, model.config.vocab_size, "targets");
+    const std::size_t B = tokens.shape(0), shards = (B + shard_windows - 1) / shard_windows;
+    std::vector<ModelWeights<float>> shard_gradients(shards, zero_gradients(model));
+    std::vector<double> shard_losses(shards);
+    auto run_shards = [&](std::size_t first, std::size_t last) {
+        for (std::size_t s = first; s < last; ++s) {
+            const std::size_t b0 = s * shard_windows, b1 = std::min(B, b0 + shard_windows);
+            shard_losses[s] = loss_and_gradients(model, windows(tokens, b0, b1), windows(targets, b0, b1), shard_gradients[s]);
+        }
+    };
+    if (parallel) parallel(shards, run_shards);
+    else run_shards(0, shards);
+
+    // The batch's mean: each shard's mean weighted by its share of the windows.
+    ModelWeights<float> gradients = zero_gradients(model);
+    StepResult result;
+    for (std::size_t s = 0; s < shards; ++s) {
+        const std::size_t b0 = s * shard_windows, b1 = std::min(B, b0 + shard_windows);
+        const float share = float(b1 - b0) / float(B);
+        result.loss += double(share) * shard_losses[s];
+        for_each_tensor([share](TensorKind, auto& total, const auto& part) { total += share * part; }, gradients,
+                        shard_gradients[s]);
+    }
+    result.gradient_norm = clip_gradients(gradients, settings.clip_norm);
+    adamw_step(model, gradients, state, settings, rate);
+    return result;
+}
+
 TrainingRun train_steps(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
-                        const AdamWSettings& settings, const LearningRateSchedule& schedule, int first_step, int steps) {
+                        const AdamWSettings& settings, const LearningRateSchedule& schedule, int first_step, int steps,
+                        const ParallelFor& parallel) {
     TrainingRun run;
     for (int step = first_step; step < first_step + steps; ++step) {
-        ModelWeights<float> gradients = zero_gradients(model);
-        run.losses.push_back(loss_and_gradients(model, tokens, targets, gradients));
-        run.norms.push_back(clip_gradients(gradients, settings.clip_norm));
-        adamw_step(model, gradients, state, settings, schedule.at(step));
+        const StepResult result = training_step(model, state, tokens, targets, settings, schedule.at(step), parallel);
+        run.losses.push_back(result.loss);
+        run.norms.push_back(result.gradient_norm);
     }
     return run;
 }

@@ -1,6 +1,6 @@
-// A fixed number of training steps on one batch: the loop `attn train` and the
-// page's training widget run, each step the loss and gradients (model/backward),
-// the gradient clipped, then one AdamW step at the schedule's rate. The arithmetic
+// Training steps: each the loss and gradients of a batch (model/backward), the
+// gradient clipped, then one AdamW step at the schedule's rate; `attn train` and the
+// page's training widget take them through train/trainer.hpp. The arithmetic
 // runs in a fixed order, compiled without fused multiply-add, with the core's own
 // float e^x in softmax and SiLU; the double-precision exp, log, cos, sin and pow of
 // the C library (glibc natively, musl in wasm) remain, in the loss, RoPE's angles and
@@ -13,9 +13,27 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "../parallel.hpp"
 #include "adamw.hpp"
 
 namespace anatomy {
+
+// A batch's windows are cut into shards of this many; each shard's loss and gradient
+// are computed on their own (at once, where the ParallelFor has threads) and added in
+// shard order, weighted by the shard's share of the batch. So a step gives the same
+// bits on any number of threads, natively and in wasm.
+inline constexpr std::size_t shard_windows = 8;
+
+struct StepResult {
+    double loss = 0;           // the batch's mean cross-entropy before the step
+    double gradient_norm = 0;  // before clipping
+};
+
+// One step: the loss and gradient of the batch, the gradient clipped to
+// settings.clip_norm, then one AdamW step at learning rate `rate`.
+//   tokens, targets: [B, T]; throws InputError for an id outside the vocabulary.
+StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
+                         const AdamWSettings& settings, double rate, const ParallelFor& parallel = {});
 
 struct TrainingRun {
     std::vector<double> losses;  // [steps] the loss before each step
@@ -23,8 +41,10 @@ struct TrainingRun {
 };
 
 //   tokens, targets: [B, T]; `state` carries the moments across calls.
+// `steps` steps on the same batch, at the schedule's rate for steps first_step onwards.
 TrainingRun train_steps(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
-                        const AdamWSettings& settings, const LearningRateSchedule& schedule, int first_step, int steps);
+                        const AdamWSettings& settings, const LearningRateSchedule& schedule, int first_step, int steps,
+                        const ParallelFor& parallel = {});
 
 // The run both builds make for that test: the tiny model from `seed`, a batch of 4
 // windows of 32 random ids (from seed + 1), each window's targets its ids shifted

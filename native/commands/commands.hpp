@@ -16,5 +16,6 @@ CommandRunner add_devices_command(CLI::App& app);
 CommandRunner add_tokenize_command(CLI::App& app);
 CommandRunner add_probe_command(CLI::App& app);
 CommandRunner add_bench_command(CLI::App& app);
+CommandRunner add_train_command(CLI::App& app);
 
 }  // namespace anatomy::native

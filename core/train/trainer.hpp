@@ -1,0 +1,73 @@
+// A training run of the decoder on a text, one step at a time: what `attn train`
+// runs natively and the page's training widget runs in a Web Worker, with the same
+// seed giving the same bits in both.
+//
+//   start:   weights drawn from the seed (model/random.hpp), the embedding scaled to
+//            a standard deviation of 0.02 so the tied head's first logits are near 0
+//            and the loss starts at about ln V
+//   step:    a batch drawn from the training part (train/training_text.hpp), then
+//            training_step (train/train_steps.hpp) at the schedule's rate
+//   measure: the loss on fixed windows of held-out text
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "../parallel.hpp"
+#include "adamw.hpp"
+#include "train_steps.hpp"
+#include "training_text.hpp"
+
+namespace anatomy {
+
+struct TrainingSettings {
+    int steps = 3000;
+    std::uint64_t seed = 1;
+    BatchShape batch;             // 64 windows of 64 tokens, no repeated strings
+    double peak_rate = 3e-3;      // AdamW's learning rate after warm-up
+    int warmup_steps = 100;
+    double final_rate_ratio = 0.1;  // the cosine ends at this share of the peak
+    AdamWSettings adamw;
+    std::size_t heldout_count = 32;  // windows of held-out text the held-out loss averages over
+};
+
+class Trainer {
+public:
+    // `config`'s vocabulary must be the text's (its vocab_size is set from it).
+    // Throws InputError for settings that cannot train (no steps, a context beyond
+    // the text, a repeat fraction outside [0, 1], ...).
+    Trainer(ModelConfig config, TrainingText text, const TrainingSettings& settings);
+
+    // One step on the next batch.
+    StepResult step(const ParallelFor& parallel = {});
+    // The mean loss over the held-out windows, nats per character.
+    double heldout_loss() const;
+
+    int steps_done() const { return steps_done_; }
+    const Model<float>& model() const { return model_; }
+    const TrainingText& text() const { return text_; }
+    const TrainingSettings& settings() const { return settings_; }
+
+private:
+    TrainingSettings settings_;
+    TrainingText text_;
+    Model<float> model_;
+    AdamWState<float> state_;
+    LearningRateSchedule schedule_;
+    SplitMix64 random_;
+    Batch heldout_;
+    int steps_done_ = 0;
+};
+
+// What the model's heads do (lessons/head_patterns.hpp), measured as the page and
+// the run's record report them: the ordinary text is BOS and the first context - 1
+// characters of the held-out part; the induction string has R = min(32, (context -
+// 1) / 2) characters, drawn from the whole character vocabulary, so both passes stay
+// within the positions the model was trained on.
+nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context);
+
+// The training settings as JSON (for the record a run leaves beside its weights).
+nlohmann::json training_settings_json(const TrainingSettings& settings);
+
+}  // namespace anatomy

@@ -1,0 +1,242 @@
+// attn train: trains the decoder on a UTF-8 text with a character vocabulary built
+// from it (train/trainer.hpp), and writes a Hugging Face folder (config.json,
+// model.safetensors, tokenizer.json) that verify and probe read, with
+// training.json: the command, the corpus's size and SHA-256, the settings, the
+// loss curve, the final losses and what each head does.
+//
+// Nothing is written until training ends: the folder is written beside its final
+// name and renamed into place, so an interrupted run (Ctrl+C, a kill) or a failed
+// write leaves no output at all.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include "checkpoint/hf_llama.hpp"
+#include "checkpoint_dir.hpp"
+#include "commands.hpp"
+#include "files.hpp"
+#include "number_args.hpp"
+#include "parallel_for.hpp"
+#include "tokenizer/character_vocabulary.hpp"
+#include "train/trainer.hpp"
+
+namespace anatomy::native {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TrainOptions {
+    std::string text, out;
+    std::string steps = "3000", seed = "1", context = "64", batch = "64", lr = "3e-3", warmup = "100";
+    std::string repeat_fraction = "0", eval_every = "100", threads;
+    std::string config;  // config.json keys over the tiny preset: a JSON object, or a file holding one
+};
+
+volatile std::sig_atomic_t interrupted = 0;
+void on_interrupt(int) { interrupted = 1; }
+
+std::string sha256_hex(const std::string& bytes) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    if (!EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr))
+        throw std::runtime_error("SHA-256 failed");
+    std::string hex;
+    char pair[3];
+    for (unsigned int i = 0; i < length; ++i) std::snprintf(pair, sizeof pair, "%02x", digest[i]), hex += pair;
+    return hex;
+}
+
+// The tiny preset, vocabulary `vocab_size`, with `overrides` (config.json keys) applied.
+ModelConfig model_config(const std::string& overrides, int vocab_size) {
+    ModelConfig tiny = tiny_config();
+    tiny.vocab_size = vocab_size;
+    nlohmann::json config = hf_config_json(tiny, DType::f32);
+    if (overrides.empty()) return config_from_hf_json(config);
+    nlohmann::json patch;
+    const bool inline_json = overrides.find_first_not_of(" \t\n") != std::string::npos &&
+                             overrides[overrides.find_first_not_of(" \t\n")] == '{';
+    try {
+        patch = nlohmann::json::parse(inline_json ? overrides : read_text_file(overrides));
+    } catch (const nlohmann::json::parse_error&) {
+        throw InputError("--config: '" + overrides + "' is neither a JSON object nor a file holding one");
+    }
+    if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys");
+    for (const auto& [key, value] : patch.items()) {
+        if (!config.contains(key)) throw InputError("--config: unknown config.json key '" + key + "'");
+        if (key == "vocab_size") throw InputError("--config: vocab_size comes from the text's characters");
+        if (key == "tie_word_embeddings" && value != true) throw InputError("--config: training needs a tied head");
+    }
+    config.merge_patch(patch);
+    if (!patch.contains("head_dim") && (patch.contains("hidden_size") || patch.contains("num_attention_heads")))
+        config["head_dim"] = config["hidden_size"].get<int>() / std::max(1, config["num_attention_heads"].get<int>());
+    return config_from_hf_json(config);
+}
+
+std::string duration(double seconds) {
+    const long s = std::lround(seconds);
+    std::ostringstream out;
+    if (s >= 60) out << s / 60 << "m" << (s % 60 < 10 ? "0" : "") << s % 60 << "s";
+    else out << s << "s";
+    return out.str();
+}
+
+std::string thousands(double value) {
+    std::string digits = std::to_string(std::llround(value));
+    for (int at = int(digits.size()) - 3; at > 0; at -= 3) digits.insert(std::size_t(at), ",");
+    return digits;
+}
+
+// "attn train --text ... --out ..." with every setting spelled out, for the record.
+std::string command_line(const TrainOptions& o, int threads) {
+    std::string c = "attn train --text " + o.text + " --out " + o.out + " --steps " + o.steps + " --seed " + o.seed +
+                    " --context " + o.context + " --batch " + o.batch + " --lr " + o.lr + " --warmup " + o.warmup +
+                    " --repeat-fraction " + o.repeat_fraction + " --threads " + std::to_string(threads);
+    if (!o.config.empty()) c += " --config '" + o.config + "'";
+    return c;
+}
+
+int run_train(const TrainOptions& o) {
+    TrainingSettings settings;
+    settings.steps = int(parse_decimal(o.steps, "--steps", 1, 10'000'000));
+    settings.seed = parse_decimal(o.seed, "--seed", 0, UINT64_MAX);
+    settings.batch.context = parse_decimal(o.context, "--context", 2, 4096);
+    settings.batch.windows = parse_decimal(o.batch, "--batch", 1, 65536);
+    settings.batch.repeat_fraction = parse_real(o.repeat_fraction, "--repeat-fraction", 0, 1);
+    settings.peak_rate = parse_real(o.lr, "--lr", 1e-7, 0.5);
+    settings.warmup_steps = int(parse_decimal(o.warmup, "--warmup", 0, 10'000'000));
+    const int eval_every = int(parse_decimal(o.eval_every, "--eval-every", 1, 10'000'000));
+    const int threads = o.threads.empty() ? int(std::max(1u, std::thread::hardware_concurrency()))
+                                          : int(parse_decimal(o.threads, "--threads", 1, 256));
+
+    // The output: a new folder, written beside its final name, renamed at the end.
+    const fs::path out(o.out);
+    if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+        throw InputError("--out '" + o.out + "' already exists; give a new folder (or remove it)");
+    if (fs::is_directory(o.text)) throw InputError("--text '" + o.text + "' is a folder, not a text file");
+    const std::string text = read_text_file(o.text);
+    const nlohmann::json tokenizer_json = character_tokenizer_json(text);  // empty, binary or not UTF-8: InputError
+    const LlamaTokenizer tokenizer = LlamaTokenizer::from_json(tokenizer_json);
+    TrainingText training = training_text(tokenizer, text, settings.batch.context);
+    const std::size_t characters = training.train.size() + training.heldout.size();
+    ModelConfig config = model_config(o.config, int(tokenizer.vocab_size()));
+
+    Trainer trainer(config, std::move(training), settings);
+    std::cerr << "attn train: " << thousands(double(characters)) << " characters (" << tokenizer.vocab_size() - 1
+              << " distinct), " << config.n_layers << " layers, width " << config.hidden_size << ", "
+              << settings.steps << " steps of " << settings.batch.windows << " x " << settings.batch.context << " tokens on "
+              << threads << (threads == 1 ? " thread" : " threads") << "\n";
+
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    const ParallelFor parallel = thread_parallel_for(threads, 1);
+    const bool live = isatty(STDERR_FILENO);
+    using clock = std::chrono::steady_clock;
+    double training_seconds = 0;
+    nlohmann::json curve = nlohmann::json::array();
+    StepResult last;
+    const double tokens_per_step = double(settings.batch.windows * settings.batch.context);
+    for (int step = 1; step <= settings.steps; ++step) {
+        const auto started = clock::now();
+        last = trainer.step(parallel);
+        training_seconds += std::chrono::duration<double>(clock::now() - started).count();
+        if (interrupted) {
+            std::cerr << (live ? "\n" : "") << "attn train: interrupted at step " << step << " of " << settings.steps
+                      << "; nothing written\n";
+            return 130;
+        }
+        if (!std::isfinite(last.loss))
+            throw InputError("the loss became " + std::to_string(last.loss) + " at step " + std::to_string(step) +
+                             " (try a smaller --lr)");
+        const bool evaluate = step % eval_every == 0 || step == settings.steps || step == 1;
+        const double rate = tokens_per_step * step / training_seconds;
+        std::ostringstream line;
+        line << "step " << step << "/" << settings.steps << "  train " << std::fixed;
+        line.precision(3);
+        line << last.loss;
+        if (evaluate) {
+            const double heldout = trainer.heldout_loss();
+            curve.push_back({{"step", step}, {"train_loss", last.loss}, {"heldout_loss", heldout}});
+            line << "  held-out " << heldout;
+        }
+        line << "  " << thousands(rate) << " tok/s  " << duration(training_seconds / step * (settings.steps - step)) << " left";
+        if (evaluate) std::cerr << (live ? "\r\033[K" : "") << line.str() << "\n";
+        else if (live) std::cerr << "\r\033[K" << line.str() << std::flush;
+    }
+
+    const double heldout = curve.back()["heldout_loss"].get<double>();
+    const nlohmann::json record = {
+        {"made_by", std::string("attn ") + ANATOMY_VERSION},
+        {"command", command_line(o, threads)},
+        {"corpus",
+         {{"file", fs::path(o.text).filename().string()},
+          {"bytes", text.size()},
+          {"characters", characters},
+          {"distinct_characters", tokenizer.vocab_size() - 1},
+          {"sha256", sha256_hex(text)},
+          {"heldout", "the last tenth of its characters"}}},
+        {"config", hf_config_json(trainer.model().config, DType::f32)},
+        {"settings", training_settings_json(settings)},
+        {"threads", threads},
+        {"result",
+         {{"steps", settings.steps},
+          {"train_loss", last.loss},
+          {"heldout_loss", heldout},
+          {"training_seconds", training_seconds},
+          {"tokens_per_second", tokens_per_step * settings.steps / training_seconds}}},
+        {"curve", curve},
+        {"head_patterns", trained_head_patterns(trainer.model(), trainer.text(), settings.batch.context)},
+    };
+
+    const fs::path partial = out.string() + ".partial-" + std::to_string(getpid());
+    try {
+        fs::remove_all(partial);
+        write_checkpoint(partial.string(), trainer.model(), DType::f32, tokenizer_json,
+                         {{"bos_token_id", tokenizer.bos_id()}, {"eos_token_id", nullptr}});
+        write_file((partial / "training.json").string(), record.dump(2) + "\n");
+        if (fs::exists(out)) fs::remove(out);  // the empty folder checked above
+        fs::rename(partial, out);
+    } catch (...) {
+        std::error_code ignored;
+        fs::remove_all(partial, ignored);
+        throw;
+    }
+    std::cerr << "attn train: held-out loss " << heldout << " nats per character after " << settings.steps << " steps ("
+              << duration(training_seconds) << "); wrote " << o.out << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner add_train_command(CLI::App& app) {
+    auto o = std::make_shared<TrainOptions>();
+    CLI::App* cmd = app.add_subcommand("train", "Train the decoder on a UTF-8 text, one token per character");
+    cmd->add_option("--text", o->text, "The training text (UTF-8); its last tenth is held out")->required();
+    cmd->add_option("--out", o->out, "A new folder for the trained checkpoint")->required();
+    cmd->add_option("--steps", o->steps, "Training steps")->capture_default_str();
+    cmd->add_option("--seed", o->seed, "Seed of the first weights and the batches")->capture_default_str();
+    cmd->add_option("--context", o->context, "Tokens per training window (BOS first)")->capture_default_str();
+    cmd->add_option("--batch", o->batch, "Windows per step")->capture_default_str();
+    cmd->add_option("--lr", o->lr, "Peak learning rate (AdamW)")->capture_default_str();
+    cmd->add_option("--warmup", o->warmup, "Steps of linear warm-up before the cosine decay")->capture_default_str();
+    cmd->add_option("--repeat-fraction", o->repeat_fraction,
+                    "Share of each batch's windows that are a random string repeated (for induction heads)")
+        ->capture_default_str();
+    cmd->add_option("--eval-every", o->eval_every, "Steps between held-out evaluations")->capture_default_str();
+    cmd->add_option("--threads", o->threads, "Threads (default: every core); the result is the same for any number");
+    cmd->add_option("--config", o->config,
+                    "config.json keys over the tiny preset, as a JSON object or a file, e.g. '{\"hidden_size\": 64}'");
+    return [o] { return run_train(*o); };
+}
+
+}  // namespace anatomy::native
