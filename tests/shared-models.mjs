@@ -21,3 +21,16 @@ export function stories260K() {
     'set ANATOMY_NO_SHARED_MODELS=1 to skip this test in a clone without it');
   process.exit(1);
 }
+
+/** The Shakespeare corpus in ../shared/corpora, read where it lies: its path; or, under
+ * ANATOMY_NO_SHARED_MODELS=1 without it, null after marking the node:test context `t` skipped. */
+export function shakespeare(t) {
+  const file = path.resolve(repo, '..', 'shared', 'corpora', 'tinyshakespeare.txt');
+  if (fs.existsSync(file)) return file;
+  if (process.env.ANATOMY_NO_SHARED_MODELS === '1') {
+    t.skip(`SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and ${file} is not there`);
+    return null;
+  }
+  throw new Error(`${file} is missing: it is read where it lies beside the project; ` +
+    'set ANATOMY_NO_SHARED_MODELS=1 to skip this test in a clone without it');
+}

@@ -43,15 +43,14 @@ TokenIds one_row(const std::vector<std::int32_t>& ids) {
     return tokens;
 }
 
-// Every layer's probabilities [1, Hq, T, T] for `ids` from an empty cache.
+}  // namespace
+
 std::vector<Tensor4<float>> pass_probs(Backend& backend, const std::vector<std::int32_t>& ids) {
     backend.reset(1);
     PassCapture capture;
     backend.forward(one_row(ids), &capture);
     return captured_probs(capture);
 }
-
-}  // namespace
 
 PatternScores previous_token_scores(const std::vector<Tensor4<float>>& probs) {
     return mean_on_key("previous_token", probs, 1, queries(probs), [](std::size_t t) { return t - 1; });

@@ -36,6 +36,9 @@ struct PatternScores {
     double uniform_baseline = 0;
 };
 
+// Every layer's probabilities [1, Hq, T, T] for `ids`, one pass from an empty cache.
+std::vector<Tensor4<float>> pass_probs(Backend& backend, const std::vector<std::int32_t>& ids);
+
 // Scores from one pass's probabilities, every layer [1, Hq, T, T] (captured_probs).
 PatternScores previous_token_scores(const std::vector<Tensor4<float>>& probs);
 PatternScores first_token_scores(const std::vector<Tensor4<float>>& probs);

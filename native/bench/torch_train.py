@@ -17,6 +17,7 @@ Output: progress on stderr; with --json one JSON line on stdout (keys in main())
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -218,7 +219,8 @@ def head_scores(model, held, vocab, T, seed):  # -> previous_token, induction, s
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--text", default="/work/shared/corpora/tinyshakespeare.txt")
+    ap.add_argument("--text", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
+                                                   "corpora", "tinyshakespeare.txt"))
     ap.add_argument("--dim", type=int, default=32)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--steps", type=int, default=200)

@@ -63,15 +63,17 @@ ModelConfig model_config(const std::string& overrides, int vocab_size) {
     tiny.vocab_size = vocab_size;
     nlohmann::json config = hf_config_json(tiny, DType::f32);
     if (overrides.empty()) return config_from_hf_json(config);
+    const std::size_t first = overrides.find_first_not_of(" \t\n");
+    const bool inline_json = first != std::string::npos && (overrides[first] == '{' || overrides[first] == '[');
     nlohmann::json patch;
-    const bool inline_json = overrides.find_first_not_of(" \t\n") != std::string::npos &&
-                             overrides[overrides.find_first_not_of(" \t\n")] == '{';
     try {
         patch = nlohmann::json::parse(inline_json ? overrides : read_text_file(overrides));
     } catch (const nlohmann::json::parse_error&) {
         throw InputError("--config: '" + overrides + "' is neither a JSON object nor a file holding one");
+    } catch (const InputError& e) {
+        throw InputError(std::string("--config: ") + e.what());
     }
-    if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys");
+    if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys, not " + patch.dump());
     for (const auto& [key, value] : patch.items()) {
         if (!config.contains(key)) throw InputError("--config: unknown config.json key '" + key + "'");
         if (key == "vocab_size") throw InputError("--config: vocab_size comes from the text's characters");
@@ -80,7 +82,11 @@ ModelConfig model_config(const std::string& overrides, int vocab_size) {
     config.merge_patch(patch);
     if (!patch.contains("head_dim") && (patch.contains("hidden_size") || patch.contains("num_attention_heads")))
         config["head_dim"] = config["hidden_size"].get<int>() / std::max(1, config["num_attention_heads"].get<int>());
-    return config_from_hf_json(config);
+    try {
+        return config_from_hf_json(config);
+    } catch (const InputError& e) {
+        throw InputError("--config " + patch.dump() + ": " + e.what());
+    }
 }
 
 std::string duration(double seconds) {
@@ -145,6 +151,10 @@ int run_train(const TrainOptions& o) {
     double training_seconds = 0;
     nlohmann::json curve = nlohmann::json::array();
     StepResult last;
+    // The first steps' losses and gradient norms, exactly: a retraining (a test, the
+    // page's wasm) must give the same bits.
+    constexpr int recorded_steps = 50;
+    nlohmann::json first_losses = nlohmann::json::array(), first_norms = nlohmann::json::array();
     const double tokens_per_step = double(settings.batch.windows * settings.batch.context);
     for (int step = 1; step <= settings.steps; ++step) {
         const auto started = clock::now();
@@ -155,6 +165,7 @@ int run_train(const TrainOptions& o) {
                       << "; nothing written\n";
             return 130;
         }
+        if (step <= recorded_steps) first_losses.push_back(last.loss), first_norms.push_back(last.gradient_norm);
         if (!std::isfinite(last.loss))
             throw InputError("the loss became " + std::to_string(last.loss) + " at step " + std::to_string(step) +
                              " (try a smaller --lr)");
@@ -195,6 +206,7 @@ int run_train(const TrainOptions& o) {
           {"training_seconds", training_seconds},
           {"tokens_per_second", tokens_per_step * settings.steps / training_seconds}}},
         {"curve", curve},
+        {"first_steps", {{"losses", first_losses}, {"gradient_norms", first_norms}}},
         {"head_patterns", trained_head_patterns(trainer.model(), trainer.text(), settings.batch.context)},
     };
 

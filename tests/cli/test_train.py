@@ -1,0 +1,156 @@
+"""attn train: a character-level run on a text, end to end.
+
+- A short run on a generated text writes a Hugging Face folder that attn verify
+  --checkpoint and attn probe read; the record's SHA-256, sizes, curve and command
+  are the run's own; the held-out loss falls.
+- The same seed gives the same weights, byte for byte, on 1 thread and on 2 (the
+  batch's shards are added in a fixed order); another seed gives other weights.
+- Bad input (an empty, binary, non-UTF-8 or too short text, nonsense options, an
+  existing output folder) exits 2 with one line, and writes nothing.
+- An interrupted run (SIGINT) exits 130 and leaves no output, not even a partial one.
+
+Run: ATTN=build/native/native/attn /usr/bin/python3 tests/cli/test_train.py
+"""
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_cli import ATTN, AttnTestCase, read_safetensors, run_attn  # noqa: E402
+
+WORDS = ["the", "queen", "said", "and", "king", "of", "to", "my", "lord", "what", "is", "thy", "name", "good", "night"]
+
+
+def generated_text(characters, seed=3):
+    """Sentences of WORDS, capitalised, with line breaks: learnable, and no data file needed."""
+    rng = random.Random(seed)
+    out = []
+    while sum(len(s) for s in out) < characters:
+        words = [rng.choice(WORDS) for _ in range(rng.randint(3, 9))]
+        out.append(" ".join(words).capitalize() + rng.choice([".\n", ", ", "!\n", "? "]))
+    return "".join(out)[:characters]
+
+
+class Train(AttnTestCase):
+    def write_text(self, name, contents):
+        path = self.path(name)
+        with open(path, "wb") as f:
+            f.write(contents if isinstance(contents, bytes) else contents.encode("utf-8"))
+        return path
+
+    def train(self, text, out, *extra):
+        args = ["train", "--text", text, "--out", out, "--steps", "40", "--context", "32", "--batch", "16",
+                "--eval-every", "20", "--warmup", "5", "--lr", "1e-2"] + list(extra)
+        result = run_attn(*args)
+        self.assertEqual(result.returncode, 0, "attn %s\n%s" % (" ".join(args), result.stderr))
+        return result.stderr
+
+    def test_trains_and_writes_a_checkpoint_that_verify_and_probe_read(self):
+        contents = generated_text(20000)
+        text, out = self.write_text("text.txt", contents), self.path("model")
+        progress = self.train(text, out, "--threads", "2")
+        for part in ["step 40/40", "held-out", "tok/s", "left", "wrote"]:
+            self.assertIn(part, progress)
+        self.assertEqual(sorted(os.listdir(out)), ["config.json", "model.safetensors", "tokenizer.json", "training.json"])
+
+        with open(os.path.join(out, "training.json")) as f:
+            record = json.load(f)
+        distinct = sorted(set(contents))
+        self.assertEqual(record["corpus"]["sha256"], hashlib.sha256(contents.encode()).hexdigest())
+        self.assertEqual(record["corpus"]["characters"], len(contents))
+        self.assertEqual(record["corpus"]["distinct_characters"], len(distinct))
+        self.assertEqual(record["config"]["vocab_size"], len(distinct) + 1)
+        self.assertEqual([p["step"] for p in record["curve"]], [1, 20, 40])
+        self.assertIn("--steps 40 --seed 1 --context 32 --batch 16", record["command"])
+        self.assertEqual(record["result"]["steps"], 40)
+        first, last = record["curve"][0]["heldout_loss"], record["curve"][-1]["heldout_loss"]
+        self.assertLess(last, first - 0.5, "the held-out loss should fall on a learnable text")
+        self.assertEqual(record["result"]["heldout_loss"], last)
+        names = [p["name"] for p in record["head_patterns"]["patterns"]]
+        self.assertEqual(names, ["previous_token", "first_token", "self", "induction"])
+
+        with open(os.path.join(out, "config.json")) as f:
+            config = json.load(f)
+        self.assertEqual(config["bos_token_id"], 0)
+        self.assertNotIn("eos_token_id", config)
+        with open(os.path.join(out, "tokenizer.json")) as f:
+            vocab = json.load(f)["model"]["vocab"]
+        self.assertEqual(vocab["<s>"], 0)
+        self.assertEqual([c for c, _ in sorted(vocab.items(), key=lambda kv: kv[1])][1:], distinct)
+
+        self.assertIn("All 12 checks passed", self.ok("verify", "--checkpoint", out))
+        trace_path = self.path("trace.json")
+        self.ok("probe", "--model", out, "--prompt", "The king", "--generate", "5", "--output", trace_path)
+        with open(trace_path) as f:
+            trace = json.load(f)
+        self.assertEqual(trace["tokens"], [[0] + [vocab[c] for c in "The king"]])  # BOS, then one id per character
+        self.assertTrue(trace["all_checks_passed"])
+
+    def test_same_seed_same_bytes_on_any_number_of_threads(self):
+        text = self.write_text("text.txt", generated_text(20000))
+        outputs = {}
+        for name, extra in [("one", ["--threads", "1"]), ("two", ["--threads", "2"]), ("seed", ["--seed", "2"])]:
+            self.train(text, self.path(name), *extra)
+            with open(self.path(name, "model.safetensors"), "rb") as f:
+                outputs[name] = f.read()
+        self.assertEqual(outputs["one"], outputs["two"])
+        self.assertNotEqual(outputs["one"], outputs["seed"])
+        tensors, _ = read_safetensors(self.path("one", "model.safetensors"))
+        self.assertIn("model.embed_tokens.weight", tensors)
+
+    def test_bad_input_exits_2_and_writes_nothing(self):
+        good = self.write_text("good.txt", generated_text(5000))
+        out = self.path("out")
+        cases = [
+            ([self.write_text("empty.txt", b"")], "empty"),
+            ([self.write_text("binary.bin", b"PK\x03\x04\x00\x00binary")], "NUL"),
+            ([self.write_text("latin1.txt", "caf\xe9 ok".encode("latin-1"))], "not UTF-8"),
+            ([self.write_text("short.txt", "To be, or not to be.")], "shorter than one window"),
+            ([self.path("missing.txt")], "missing.txt"),
+            ([self.tmp], "folder"),
+        ]
+        for (text,), mention in cases:
+            with self.subTest(text=os.path.basename(text)):
+                self.fails(["train", "--text", text, "--out", out], mention)
+        options = [
+            (["--steps", "0"], "--steps"), (["--steps", "ten"], "--steps"), (["--lr", "0"], "--lr"),
+            (["--lr", "nan"], "--lr"), (["--repeat-fraction", "1.5"], "--repeat-fraction"),
+            (["--context", "1"], "--context"), (["--batch", "-4"], "--batch"), (["--threads", "0"], "--threads"),
+            (["--config", '{"num_layers": 3}'], "num_layers"), (["--config", '{"hidden_size": 30}'], "30"),
+            (["--config", "[1, 2]"], "--config"), (["--config", '{"vocab_size": 9}'], "vocab_size"),
+        ]
+        for extra, mention in options:
+            with self.subTest(options=extra):
+                self.fails(["train", "--text", good, "--out", out] + extra, mention)
+        self.assertFalse(os.path.exists(out), "a refused run must not create its output")
+        os.mkdir(out)
+        self.write_text(os.path.join("out", "keep.txt"), "mine")
+        self.fails(["train", "--text", good, "--out", out, "--steps", "2"], "already exists")
+        self.assertEqual(os.listdir(out), ["keep.txt"])
+
+    def test_interrupted_run_leaves_no_output(self):
+        text, out = self.write_text("text.txt", generated_text(20000)), self.path("model")
+        run = subprocess.Popen([ATTN, "train", "--text", text, "--out", out, "--steps", "1000000", "--context", "32",
+                                "--batch", "8", "--eval-every", "1000000"], stderr=subprocess.PIPE, text=True)
+        self.assertIn("attn train:", run.stderr.readline())   # the banner
+        self.assertIn("step 1/", run.stderr.readline())        # the first progress line: training has begun
+        time.sleep(0.3)
+        run.send_signal(signal.SIGINT)
+        rest = run.stderr.read()
+        self.assertEqual(run.wait(timeout=60), 130, rest)
+        self.assertIn("interrupted at step", rest)
+        self.assertIn("nothing written", rest)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("model")], [])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,108 @@
+// The page's training (wasm/bindings_train.cpp, TrainingSession) is `attn train`,
+// bit for bit: on a generated text, the first steps' losses and gradient norms, the
+// final held-out loss and every head's pattern scores equal the native run's record;
+// and the shipped Shakespeare model's first 50 recorded steps retrain to the same
+// bits from the corpus. Another seed must differ, so the comparison can fail.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { loadTrain } from './load_core.mjs';
+import { shakespeare } from '../shared-models.mjs';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
+const shipped = path.join(repo, 'web', 'public', 'models', 'shakespeare');
+
+/** Sentences from a small word list: learnable, and no data file needed. */
+function generatedText(characters) {
+  const words = ['the', 'queen', 'said', 'and', 'king', 'of', 'to', 'my', 'lord', 'what', 'is', 'thy', 'name'];
+  let seed = 7, text = '';
+  const next = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  while (text.length < characters) {
+    const sentence = Array.from({ length: 3 + next(6) }, () => words[next(words.length)]).join(' ');
+    text += sentence[0].toUpperCase() + sentence.slice(1) + ['.\n', ', ', '!\n'][next(3)];
+  }
+  return text.slice(0, characters);
+}
+
+function call(session, method, ...args) {
+  const result = JSON.parse(session[method](...args));
+  assert.equal(result.error, undefined, `${method}: ${result.error}`);
+  return result;
+}
+
+test('a training run in wasm is attn train, bit for bit', async () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'anatomy-train-'));
+  try {
+    const text = generatedText(12000), file = path.join(tmp, 'text.txt');
+    fs.writeFileSync(file, text);
+    const settings = { seed: 3, steps: 30, context: 32, batch: 20, lr: 1e-2, warmup: 10, repeat_fraction: 0.25 };
+    execFileSync(attn, ['train', '--text', file, '--out', path.join(tmp, 'out'), '--steps', '30', '--seed', '3',
+      '--context', '32', '--batch', '20', '--lr', '1e-2', '--warmup', '10', '--repeat-fraction', '0.25',
+      '--eval-every', '15'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const record = JSON.parse(fs.readFileSync(path.join(tmp, 'out', 'training.json'), 'utf8'));
+
+    const module = await loadTrain();
+    const session = new module.TrainingSession();
+    const started = call(session, 'start', text, JSON.stringify(settings));
+    assert.equal(started.vocab_size, record.config.vocab_size);
+    assert.equal(started.characters, record.corpus.characters);
+    const run = call(session, 'step', 30);
+    assert.equal(run.steps_done, 30);
+    assert.deepEqual(run.losses, record.first_steps.losses); // JSON prints doubles exactly: equal text, equal bits
+    assert.deepEqual(run.norms, record.first_steps.gradient_norms);
+    assert.equal(call(session, 'heldoutLoss').heldout_loss, record.result.heldout_loss);
+    assert.deepEqual(call(session, 'headPatterns'), record.head_patterns);
+    assert.ok(run.losses.at(-1) < run.losses[0] - 0.5, `the loss fell from ${run.losses[0]} to ${run.losses.at(-1)}`);
+
+    const view = call(session, 'attention', 'The king');
+    assert.deepEqual(view.labels, ['BOS', ...'The king']);
+    assert.equal(view.probs.length, 2);
+    for (const row of view.probs[1][3]) assert.ok(row.reduce((a, b) => a + b, 0) > 0.999);
+
+    const other = new module.TrainingSession();
+    call(other, 'start', text, JSON.stringify({ ...settings, seed: 4 }));
+    assert.notDeepEqual(call(other, 'step', 30).losses, record.first_steps.losses);
+
+    // Bad input answers {error}, and the session stays usable.
+    const fresh = new module.TrainingSession();
+    assert.match(JSON.parse(fresh.step(1)).error, /call start/);
+    assert.match(JSON.parse(fresh.start('', '{}')).error, /empty/);
+    assert.match(JSON.parse(fresh.start('too short', '{}')).error, /shorter than one window/);
+    assert.match(JSON.parse(fresh.start(text, '{"repeat_fraction": 2}')).error, /repeat fraction/);
+    assert.match(JSON.parse(session.attention('The kingdom §')).error, /'§' is not in this model's vocabulary/);
+    assert.equal(call(session, 'step', 1).steps_done, 31);
+    for (const s of [session, other, fresh]) s.delete();
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test("the shipped model's first 50 recorded steps retrain to the same bits", async (t) => {
+  const record = JSON.parse(fs.readFileSync(path.join(shipped, 'training.json'), 'utf8'));
+  const corpus = shakespeare(t);
+  if (!corpus) return;
+  const text = fs.readFileSync(corpus, 'utf8');
+  assert.equal(crypto.createHash('sha256').update(text).digest('hex'), record.corpus.sha256, 'the corpus is not the recorded one');
+  const s = record.settings;
+  assert.ok(s.warmup_steps >= 50, 'the first 50 steps must lie in the warm-up, which does not depend on the run length');
+  const module = await loadTrain();
+  const session = new module.TrainingSession();
+  call(session, 'start', text, JSON.stringify({ seed: s.seed, steps: s.steps, context: s.context, batch: s.batch,
+    lr: s.peak_learning_rate, warmup: s.warmup_steps, repeat_fraction: s.repeat_fraction,
+    hidden_size: record.config.hidden_size }));
+  const started = performance.now();
+  const run = call(session, 'step', 50);
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`wasm training: ${Math.round((50 * s.batch * s.context) / seconds)} tokens/s ` +
+    `(width ${record.config.hidden_size}, ${s.batch} x ${s.context} tokens a step)`);
+  assert.deepEqual(run.losses, record.first_steps.losses);
+  assert.deepEqual(run.norms, record.first_steps.gradient_norms);
+  session.delete();
+});
