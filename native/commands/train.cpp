@@ -214,7 +214,9 @@ int run_train(const TrainOptions& o) {
     try {
         fs::remove_all(partial);
         write_checkpoint(partial.string(), trainer.model(), DType::f32, tokenizer_json,
-                         {{"bos_token_id", tokenizer.bos_id()}, {"eos_token_id", nullptr}});
+                         {{"bos_token_id", tokenizer.bos_id()},
+                          {"eos_token_id", nullptr},
+                          {"max_position_embeddings", settings.batch.context}});  // the positions it was trained on
         write_file((partial / "training.json").string(), record.dump(2) + "\n");
         if (fs::exists(out)) fs::remove(out);  // the empty folder checked above
         fs::rename(partial, out);

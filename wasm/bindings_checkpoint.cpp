@@ -1,0 +1,171 @@
+// A checkpoint `attn train` wrote (config.json, model.safetensors, tokenizer.json:
+// a character vocabulary), opened in the page from its bytes: the explorer's
+// "trained on Shakespeare" weights and the sections about what its heads learned.
+// Part of the attention_train module. Every method answers JSON, or {"error"}.
+//
+//   new CheckpointSession()
+//     .load(configJson, safetensorsBytes (Uint8Array), tokenizerJson)
+//                          -> {config, vocab_size, parameters, context}
+//     .forward(text, captureJson)
+//                          -> {tokens: [[BOS, ids...]], labels: [T], and with capture
+//                              every layer's fields (capture_json.hpp), as attention_core's forward}
+//     .headPatterns(text)  -> head_patterns.hpp's scores: BOS + text as the ordinary text,
+//                             the induction string of R = min(32, (context - 1) / 2) characters
+//     .loss(text)          -> {loss, characters}: mean cross-entropy of each character of
+//                             text after BOS and the ones before it, nats per character
+//     .generate(text, n)   -> {text, ids}: n characters, each the most likely after the ones before
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capture_json.hpp"
+#include "checkpoint/hf_llama.hpp"
+#include "checkpoint/llama_views.hpp"
+#include "checkpoint/model_from_views.hpp"
+#include "checkpoint/safetensors.hpp"
+#include "checkpoint/tensor_views.hpp"
+#include "json_args.hpp"
+#include "lessons/head_patterns.hpp"
+#include "model/backward.hpp"
+#include "pretrained/probe.hpp"
+#include "verify/backend.hpp"
+
+namespace anatomy::wasm {
+namespace {
+
+json parse_json(const std::string& text, const char* what) {
+    try {
+        return json::parse(text);
+    } catch (const json::parse_error&) {
+        throw InputError(std::string(what) + " is not valid JSON");
+    }
+}
+
+class CheckpointSession {
+public:
+    std::string load(const std::string& config_json, const emscripten::val& safetensors, const std::string& tokenizer_json) {
+        return json_or_error([&] {
+            const json config_file = parse_json(config_json, "config.json");
+            const ModelConfig config = config_from_hf_json(config_file);
+            std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(safetensors);
+            const SafetensorsView file = SafetensorsView::parse(bytes.data(), bytes.size(), "model.safetensors");
+            auto model = std::make_unique<Model<float>>(model_from_views(llama_views(config, safetensors_views({&file}), "model.safetensors")));
+            auto tokenizer = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(parse_json(tokenizer_json, "tokenizer.json")));
+            if (tokenizer->bos_id() < 0) throw InputError("tokenizer.json has no <s>: not a vocabulary attn train wrote");
+            if (tokenizer->vocab_size() != std::size_t(config.vocab_size))
+                throw InputError("tokenizer.json has " + std::to_string(tokenizer->vocab_size()) + " pieces, config.json " +
+                                 std::to_string(config.vocab_size));
+            model_ = std::move(model), tokenizer_ = std::move(tokenizer);
+            context_ = config_file.value("max_position_embeddings", 2048);
+            std::size_t parameters = 0;
+            for_each_tensor([&](TensorKind, const auto& tensor) { parameters += tensor.size(); }, model_->weights);
+            return json{{"config", config_to_json(config)},
+                        {"vocab_size", config.vocab_size},
+                        {"parameters", parameters},
+                        {"context", context_}};
+        });
+    }
+
+    std::string forward(const std::string& text, const std::string& options_json) {
+        return json_or_error([&] {
+            const json options = parse_options(options_json, {"capture"});
+            const std::vector<std::int32_t> ids = encode(text);
+            bool capture = false;
+            const std::vector<std::string> fields = capture_fields(options, capture);
+            TokenIds tokens({1, ids.size()});
+            std::copy(ids.begin(), ids.end(), tokens.begin());
+            ForwardCapture<float> captured;
+            full_forward(*model_, tokens, AttentionPath::grouped, capture ? &captured : nullptr);
+            json out = {{"tokens", {ids}}, {"labels", labels(ids)}};
+            if (capture) {
+                json layers = json::array();
+                for (const LayerCapture<float>& layer : captured.layers) layers.push_back(layer_to_json(layer, fields));
+                out["layers"] = layers;
+            }
+            return out;
+        });
+    }
+
+    std::string head_patterns_json(const std::string& text) {
+        return json_or_error([&] {
+            const std::vector<std::int32_t> ids = encode(text);
+            const std::size_t R = std::min<std::size_t>(induction_length, std::size_t(std::max(3, context_ - 1)) / 2);
+            TinyBackend backend(*model_);
+            return head_patterns_to_json(head_patterns(backend, ids, tokenizer_->bos_id(), R, 1, tokenizer_->bos_id() + 1));
+        });
+    }
+
+    std::string loss(const std::string& text) {
+        return json_or_error([&] {
+            const std::vector<std::int32_t> ids = encode(text);
+            if (ids.size() < 2) throw InputError("type at least one character");
+            const std::size_t T = ids.size() - 1;
+            TokenIds tokens({1, T}), targets({1, T});
+            for (std::size_t t = 0; t < T; ++t) tokens(0, t) = ids[t], targets(0, t) = ids[t + 1];
+            return json{{"loss", training_loss(*model_, tokens, targets)}, {"characters", T}};
+        });
+    }
+
+    std::string generate(const std::string& text, int count) {
+        return json_or_error([&] {
+            std::vector<std::int32_t> ids = encode(text);
+            if (count < 1 || std::size_t(count) + ids.size() > std::size_t(context_))
+                throw InputError("the text and what follows must fit the " + std::to_string(context_) +
+                                 " positions the model was trained on");
+            TinyBackend backend(*model_);
+            backend.reset(1);
+            std::vector<std::int32_t> made;
+            TokenIds next({1, ids.size()});
+            std::copy(ids.begin(), ids.end(), next.begin());
+            for (int i = 0; i < count; ++i) {
+                const Tensor3<float> logits = backend.forward(next, nullptr);  // [1, T, V]
+                const std::size_t V = logits.shape(2);
+                const std::int32_t id = top_next_tokens(&logits(0, logits.shape(1) - 1, 0), V, 1).front().id;
+                made.push_back(id);
+                next = TokenIds({1, 1});
+                next(0, 0) = id;
+            }
+            return json{{"text", tokenizer_->decode(made)}, {"ids", made}};
+        });
+    }
+
+private:
+    // BOS, then one id per character; throws for text the model cannot read.
+    std::vector<std::int32_t> encode(const std::string& text) const {
+        if (!model_) throw InputError("no checkpoint: call load(config, safetensors, tokenizer) first");
+        std::vector<std::int32_t> ids = tokenizer_->encode(text, true);
+        if (ids.empty()) ids.push_back(tokenizer_->bos_id());
+        if (ids.size() > std::size_t(context_))
+            throw InputError("at most " + std::to_string(context_ - 1) + " characters: the model was trained on " +
+                             std::to_string(context_) + " positions");
+        return ids;
+    }
+
+    json labels(const std::vector<std::int32_t>& ids) const {
+        json out = json::array();
+        for (const std::int32_t id : ids) out.push_back(id == tokenizer_->bos_id() ? "BOS" : tokenizer_->display(id));
+        return out;
+    }
+
+    std::unique_ptr<Model<float>> model_;
+    std::unique_ptr<LlamaTokenizer> tokenizer_;
+    int context_ = 0;
+};
+
+}  // namespace
+}  // namespace anatomy::wasm
+
+EMSCRIPTEN_BINDINGS(anatomy_checkpoint) {
+    using anatomy::wasm::CheckpointSession;
+    emscripten::class_<CheckpointSession>("CheckpointSession")
+        .constructor<>()
+        .function("load", &CheckpointSession::load)
+        .function("forward", &CheckpointSession::forward)
+        .function("headPatterns", &CheckpointSession::head_patterns_json)
+        .function("loss", &CheckpointSession::loss)
+        .function("generate", &CheckpointSession::generate);
+}
