@@ -9,8 +9,10 @@
 //     .forward(text, captureJson)
 //                          -> {tokens: [[BOS, ids...]], labels: [T], and with capture
 //                              every layer's fields (capture_json.hpp), as attention_core's forward}
-//     .headPatterns(text)  -> head_patterns.hpp's scores: BOS + text as the ordinary text,
-//                             the induction string of R = min(32, (context - 1) / 2) characters
+//     .headPatterns(text, seed)
+//                          -> head_patterns.hpp's scores: BOS + text as the ordinary text, the
+//                             induction string of R = min(32, (context - 1) / 2) characters drawn
+//                             from `seed`; and induction_text, that string written twice
 //     .loss(text)          -> {loss, characters}: mean cross-entropy of each character of
 //                             text after BOS and the ones before it, nats per character
 //     .generate(text, n)   -> {text, ids}: n characters, each the most likely after the ones before
@@ -90,12 +92,17 @@ public:
         });
     }
 
-    std::string head_patterns_json(const std::string& text) {
+    std::string head_patterns_json(const std::string& text, int seed) {
         return json_or_error([&] {
             const std::vector<std::int32_t> ids = encode(text);
+            if (seed < 0) throw InputError("the induction string's seed must not be negative");
             const std::size_t R = std::min<std::size_t>(induction_length, std::size_t(std::max(3, context_ - 1)) / 2);
             TinyBackend backend(*model_);
-            return head_patterns_to_json(head_patterns(backend, ids, tokenizer_->bos_id(), R, 1, tokenizer_->bos_id() + 1));
+            const HeadPatterns patterns =
+                head_patterns(backend, ids, tokenizer_->bos_id(), R, std::uint64_t(seed), tokenizer_->bos_id() + 1);
+            json out = head_patterns_to_json(patterns);
+            out["induction_text"] = tokenizer_->decode(patterns.induction_ids);  // BOS dropped: the string written twice
+            return out;
         });
     }
 

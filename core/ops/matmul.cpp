@@ -12,15 +12,23 @@ namespace {
 template <typename Real, std::size_t bytes>
 using Lanes [[gnu::vector_size(bytes), gnu::aligned(alignof(Real))]] = Real;
 
-constexpr std::size_t block_rows = 8;
+// The block's shape per target (the bits are the same for any): natively eight rows
+// by 64-byte vectors; in wasm, whose vectors are 16 bytes and whose engines keep 16
+// of them in registers, four rows by 16-byte vectors (measured in Node: 2x faster at
+// width 64 than the native shape, which spilled).
+#if defined(__wasm__)
+constexpr std::size_t block_rows = 4, wide_bytes = 16, narrow_bytes = 16;
+#else
+constexpr std::size_t block_rows = 8, wide_bytes = 64, narrow_bytes = 32;
+#endif
 
 // Where a[i, k] lies: a[i * row + k * col] (row-major [R, K]: {K, 1}; stored as [K, R]: {1, R}).
 struct Strides {
     std::size_t row, col;
 };
 
-// One block: out[0 .. 8, 0 .. vectors] += a[8, K] @ b[K, 0 .. vectors], the sums held
-// in 8 x `vectors` vector registers while k runs.
+// One block: out[0 .. rows, 0 .. vectors] += a[rows, K] @ b[K, 0 .. vectors], the sums
+// held in block_rows x `vectors` vector registers while k runs.
 template <std::size_t bytes, std::size_t vectors, typename Real>
 void block(const Real* a, Strides a_at, const Real* b, Real* out, std::size_t K, std::size_t N) {
     using Vector = Lanes<Real, bytes>;
@@ -56,7 +64,7 @@ void edge_block(const Real* a, Strides a_at, const Real* b, Real* out, std::size
 template <typename Real>
 void matmul_accumulate(const Real* a, bool a_transposed, const Real* b, Real* out, std::size_t R, std::size_t K,
                        std::size_t N) {
-    constexpr std::size_t wide = 64 / sizeof(Real), narrow = 32 / sizeof(Real);  // lanes of a 64- and a 32-byte vector
+    constexpr std::size_t wide = wide_bytes / sizeof(Real), narrow = narrow_bytes / sizeof(Real);
     const Strides a_at = a_transposed ? Strides{1, R} : Strides{K, 1};
     const std::size_t full_rows = R - R % block_rows;
     for (std::size_t r = 0; r < R; r += block_rows) {
@@ -67,13 +75,13 @@ void matmul_accumulate(const Real* a, bool a_transposed, const Real* b, Real* ou
             break;
         }
         // Columns two wide vectors at a time, then one, then one narrow (a head's 8
-        // channels), then lane by lane. Measured on the tiny model's training step:
-        // 64-byte vectors alone cost width 32 a quarter (its 8-channel heads fell
+        // channels), then lane by lane. Measured natively on the tiny model's training
+        // step: 64-byte vectors alone cost width 32 a quarter (its 8-channel heads fell
         // to the lane-by-lane loop); 32-byte alone cost width 64 a third.
         std::size_t n = 0;
-        for (; n + 2 * wide <= N; n += 2 * wide) block<64, 2>(a_rows, a_at, b + n, out_rows + n, K, N);
-        for (; n + wide <= N; n += wide) block<64, 1>(a_rows, a_at, b + n, out_rows + n, K, N);
-        for (; n + narrow <= N; n += narrow) block<32, 1>(a_rows, a_at, b + n, out_rows + n, K, N);
+        for (; n + 2 * wide <= N; n += 2 * wide) block<wide_bytes, 2>(a_rows, a_at, b + n, out_rows + n, K, N);
+        for (; n + wide <= N; n += wide) block<wide_bytes, 1>(a_rows, a_at, b + n, out_rows + n, K, N);
+        for (; n + narrow <= N; n += narrow) block<narrow_bytes, 1>(a_rows, a_at, b + n, out_rows + n, K, N);
         if (n < N) edge_block(a_rows, a_at, b + n, out_rows + n, block_rows, N - n, K, N);
     }
 }

@@ -8,6 +8,10 @@
 - Bad input (an empty, binary, non-UTF-8 or too short text, nonsense options, an
   existing output folder) exits 2 with one line, and writes nothing.
 - An interrupted run (SIGINT) exits 130 and leaves no output, not even a partial one.
+- The page's shipped model (web/public/models/shakespeare): retraining its first 50
+  steps from the recorded settings on ../shared/corpora/tinyshakespeare.txt gives the
+  recorded losses and gradient norms bit for bit (skipped, with
+  ANATOMY_NO_SHARED_MODELS=1, in a clone without ../shared).
 
 Run: ATTN=build/native/native/attn /usr/bin/python3 tests/cli/test_train.py
 """
@@ -25,6 +29,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_cli import ATTN, AttnTestCase, read_safetensors, run_attn  # noqa: E402
+
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+SHIPPED = os.path.join(REPO, "web", "public", "models", "shakespeare")
+CORPUS = os.path.normpath(os.path.join(REPO, "..", "shared", "corpora", "tinyshakespeare.txt"))
 
 WORDS = ["the", "queen", "said", "and", "king", "of", "to", "my", "lord", "what", "is", "thy", "name", "good", "night"]
 
@@ -150,6 +158,31 @@ class Train(AttnTestCase):
         self.assertIn("nothing written", rest)
         self.assertFalse(os.path.exists(out))
         self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("model")], [])
+
+    def test_shipped_model_retrains_its_first_50_steps_bit_for_bit(self):
+        if not os.path.exists(CORPUS):
+            if os.environ.get("ANATOMY_NO_SHARED_MODELS") == "1":
+                self.skipTest("SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and %s is not there" % CORPUS)
+            self.fail("%s is missing: it is read where it lies beside the project" % CORPUS)
+        with open(os.path.join(SHIPPED, "training.json")) as f:
+            record = json.load(f)
+        with open(CORPUS, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), record["corpus"]["sha256"])
+        s, config = record["settings"], record["config"]
+        # The first 50 steps lie in the warm-up, whose rates do not depend on the run's length.
+        self.assertGreaterEqual(s["warmup_steps"], 50)
+        out = self.path("again")
+        result = run_attn("train", "--text", CORPUS, "--out", out, "--steps", "50", "--seed", str(s["seed"]),
+                          "--context", str(s["context"]), "--batch", str(s["batch"]), "--lr", repr(s["peak_learning_rate"]),
+                          "--warmup", str(s["warmup_steps"]), "--repeat-fraction", repr(s["repeat_fraction"]),
+                          "--config", json.dumps({"hidden_size": config["hidden_size"],
+                                                  "intermediate_size": config["intermediate_size"]}))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "training.json")) as f:
+            again = json.load(f)
+        self.assertEqual(len(again["first_steps"]["losses"]), 50)
+        self.assertEqual(again["first_steps"], record["first_steps"])  # JSON doubles: equal text, equal bits
+        self.assertIn("--steps %d" % s["steps"], record["command"])
 
 
 if __name__ == "__main__":
