@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds the page into web/dist (needs the wasm preset built first), then puts the
-# trained model the page's W9 widget runs (llama2.c's stories260K) beside it when
-# ../shared/models has it: the files are read from there and copied into the built
-# page only, never into the repository. Without them the widget offers "Open a model file".
+# Builds the page into web/dist (needs the wasm preset built first), then puts beside
+# it, when ../shared has them, the trained model the page's W9 widget runs (llama2.c's
+# stories260K, from ../shared/models) and the text W10 trains on (Tiny Shakespeare's
+# first 200,000 characters, cut at a line's end, from ../shared/corpora, gzipped: the
+# widget unpacks it with DecompressionStream). They are read from there and written
+# into the built page only, never into the repository. Without them W9 offers "Open a
+# model file" and W10 trains on pasted text only.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$repo_root/web"
@@ -16,4 +19,15 @@ if [ -f "$models/stories260K/stories260K.bin" ] && [ -f "$models/stories260K/tok
   echo "build-web: stories260K copied into web/dist/models/ for the trained-model widget"
 else
   echo "build-web: no $models/stories260K; the trained-model widget will offer only 'Open a model file'"
+fi
+
+corpora=${ANATOMY_CORPORA_DIR:-$repo_root/../shared/corpora}
+excerpt_chars=200000
+if [ -f "$corpora/tinyshakespeare.txt" ]; then
+  mkdir -p dist/corpora
+  # Whole lines only (the last, cut one dropped); the corpus is ASCII, so bytes are characters.
+  head -c "$excerpt_chars" "$corpora/tinyshakespeare.txt" | sed '$d' | gzip -9n > dist/corpora/shakespeare-excerpt.txt.gz
+  echo "build-web: the first $excerpt_chars characters (whole lines) of tinyshakespeare.txt written to web/dist/corpora/ for the training widget"
+else
+  echo "build-web: no $corpora/tinyshakespeare.txt; the training widget will offer only pasted text"
 fi

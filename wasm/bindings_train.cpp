@@ -9,7 +9,8 @@
 //        a character vocabulary from `text`, weights from the seed (train/trainer.hpp)
 //     .step(n)           -> {steps_done, losses: [n], norms: [n]}   n more steps
 //     .heldoutLoss()     -> {steps_done, heldout_loss}
-//     .headPatterns()    -> trainer.hpp's trained_head_patterns
+//     .headPatterns(R)   -> trainer.hpp's trained_head_patterns, the induction string R
+//                           characters long (0: the longest that fits, as attn train records)
 //     .attention(text)   -> {labels: [T], probs: [L][Hq][T][T]} for BOS + text
 //   The same seed and text give the same bits as `attn train` (tests/wasm/train.test.mjs).
 #include <emscripten/bind.h>
@@ -54,10 +55,12 @@ public:
             if (width != 32 && width != 64) throw InputError("hidden_size must be 32 or 64");
             config.hidden_size = width, config.head_dim = width / config.n_heads, config.ffn_size = 3 * width;
 
-            tokenizer_ = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(character_tokenizer_json(text)));
-            TrainingText data = training_text(*tokenizer_, text, s.batch.context);
+            // Built aside and kept only when all of it succeeds: a refused start leaves the last run as it was.
+            auto tokenizer = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(character_tokenizer_json(text)));
+            TrainingText data = training_text(*tokenizer, text, s.batch.context);
             const std::size_t train = data.train.size(), heldout = data.heldout.size();
-            trainer_ = std::make_unique<Trainer>(config, std::move(data), s);
+            auto trainer = std::make_unique<Trainer>(config, std::move(data), s);
+            tokenizer_ = std::move(tokenizer), trainer_ = std::move(trainer);
             std::size_t parameters = 0;
             const ModelWeights<float>& weights = trainer_->model().weights;
             for_each_tensor([&](TensorKind, const auto& tensor) { parameters += tensor.size(); }, weights);
@@ -90,10 +93,11 @@ public:
         });
     }
 
-    std::string head_patterns_json() {
+    std::string head_patterns_json(int induction_R) {
         return json_or_error([&] {
             const Trainer& t = started();
-            return trained_head_patterns(t.model(), t.text(), t.settings().batch.context);
+            if (induction_R < 0) throw InputError("the induction string's length must not be negative");
+            return trained_head_patterns(t.model(), t.text(), t.settings().batch.context, std::size_t(induction_R));
         });
     }
 

@@ -49,11 +49,15 @@ StepResult Trainer::step(const ParallelFor& parallel) {
 
 double Trainer::heldout_loss() const { return training_loss(model_, heldout_.tokens, heldout_.targets); }
 
-nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context) {
+nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context,
+                                     std::size_t induction_R) {
     if (text.heldout.size() + 1 < context) throw InputError("trained_head_patterns: the held-out text is shorter than the context");
     std::vector<std::int32_t> ordinary = {text.bos_id};
     ordinary.insert(ordinary.end(), text.heldout.begin(), text.heldout.begin() + std::ptrdiff_t(context - 1));
-    const std::size_t R = std::min<std::size_t>(induction_length, (context - 1) / 2);
+    const std::size_t longest = (context - 1) / 2;
+    if (induction_R == 1 || induction_R > longest)
+        throw InputError("the induction string must have 2 to " + std::to_string(longest) + " characters");
+    const std::size_t R = induction_R ? induction_R : std::min<std::size_t>(induction_length, longest);
     TinyBackend backend(model);
     return head_patterns_to_json(head_patterns(backend, ordinary, text.bos_id, R, 1, text.first_id));
 }

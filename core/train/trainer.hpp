@@ -62,10 +62,14 @@ private:
 
 // What the model's heads do (lessons/head_patterns.hpp), measured as the page and
 // the run's record report them: the ordinary text is BOS and the first context - 1
-// characters of the held-out part; the induction string has R = min(32, (context -
-// 1) / 2) characters, drawn from the whole character vocabulary, so both passes stay
-// within the positions the model was trained on.
-nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context);
+// characters of the held-out part; the induction string has R characters, drawn
+// from the whole character vocabulary. R = 0 means min(32, (context - 1) / 2), the
+// longest that keeps both passes within the positions the model was trained on;
+// the page's training widget asks for 12, within the 8 to 16 its repeated windows
+// teach (a head that copies across those distances may not yet across 31).
+// Throws InputError for an R that does not fit twice in the context.
+nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context,
+                                     std::size_t induction_R = 0);
 
 // The training settings as JSON (for the record a run leaves beside its weights).
 nlohmann::json training_settings_json(const TrainingSettings& settings);

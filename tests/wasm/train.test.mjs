@@ -58,7 +58,9 @@ test('a training run in wasm is attn train, bit for bit', async () => {
     assert.deepEqual(run.losses, record.first_steps.losses); // JSON prints doubles exactly: equal text, equal bits
     assert.deepEqual(run.norms, record.first_steps.gradient_norms);
     assert.equal(call(session, 'heldoutLoss').heldout_loss, record.result.heldout_loss);
-    assert.deepEqual(call(session, 'headPatterns'), record.head_patterns);
+    assert.deepEqual(call(session, 'headPatterns', 0), record.head_patterns); // 0: the longest string, as recorded
+    assert.equal(call(session, 'headPatterns', 12).induction_length, 12);
+    assert.match(JSON.parse(session.headPatterns(16)).error, /2 to 15 characters/);
     assert.ok(run.losses.at(-1) < run.losses[0] - 0.5, `the loss fell from ${run.losses[0]} to ${run.losses.at(-1)}`);
 
     const view = call(session, 'attention', 'The king');

@@ -9,3 +9,9 @@ declare module '@wasm/attention_trained.js' {
   const createAnatomyTrained: (options?: Record<string, unknown>) => Promise<unknown>;
   export default createAnatomyTrained;
 }
+
+// The training module (wasm/bindings_train.cpp), loaded only by the training widget's worker.
+declare module '@wasm/attention_train.js' {
+  const createAnatomyTrain: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyTrain;
+}

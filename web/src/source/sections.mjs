@@ -34,7 +34,7 @@ export const SECTIONS = {
   // core/ops/*.cpp: one function per operation
   embedding: { file: 'core/ops/embedding.cpp', contains: ['Tensor3<Real> embed(', 'std::copy'] },
   rms_norm: { file: 'core/ops/rms_norm.cpp', contains: ['Tensor3<Real> rms_norm(', 'std::sqrt'] },
-  linear: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> linear(', 'y_row[j] += a * w_row[j]'] },
+  linear: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> linear(', 'matmul_accumulate(x.data(), false, w.data()'] },
   residual_add: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> residual_add(', 'x + update'],
     noContract: { residual_add: 'elementwise: its comment says both are [B, T, D]' } },
   split_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> split_heads(', 'xt::reshape_view', 'xt::transpose'] },
@@ -159,8 +159,8 @@ export const OPERATIONS = [
             note: 'Batch and time are flattened into rows: a projection treats every token alike and on its own.',
           },
           {
-            match: 'y_row[j] += a * w_row[j]',
-            note: 'The inner loop runs along a row of W, contiguous in memory. Each output row is summed in the same order whatever the batch size, so a sequence gives the same bits alone or in a batch.',
+            match: 'matmul_accumulate(x.data(), false, w.data()',
+            note: 'One blocked matrix product (ops/matmul.cpp) under every projection and training’s backward. Each y[r, j] is summed over i in order, whatever the batch size or how the loop is blocked, so a sequence gives the same bits alone or in a batch, natively and in wasm.',
           },
         ],
       },
@@ -491,7 +491,7 @@ export const OPERATIONS = [
         label: 'Definition',
         sections: ['swiglu'],
         notes: [
-          { match: 'a.data()[i] / (Real(1) + exponential(-a.data()[i]))', note: 'silu(a) = a / (1 + e^(−a)) = a · sigmoid(a); exponential() is the core’s own e^x, the same bits natively and in wasm.' },
+          { match: 'in[i] / (Real(1) + exponential(-in[i]))', note: 'silu(a) = a / (1 + e^(−a)) = a · sigmoid(a); exponential() is the core’s own e^x, the same bits natively and in wasm.' },
           { match: 'silu(gate_in)', note: 'The gate, x @ W_gate ([B, T, D] @ [D, F] → [B, T, F]), through silu.' },
           { match: 'gate * up', note: 'The gating is an elementwise product: each of the F hidden channels is scaled by its own gate value.' },
           { match: 'linear(hidden, w_down)', note: 'Back to the residual width: [B, T, F] @ [F, D] → [B, T, D].' },

@@ -1,0 +1,136 @@
+// The model trained on Shakespeare in chapter 1 (web/public/models/shakespeare/, made
+// by attn train): the explorer's switch to its weights and the four figures about its
+// heads (W11 to W14), in headless Chromium against the native tool on the same files.
+// Every number the page shows there is computed live by the wasm core; here it must
+// equal attn probe's on the same text, and the claims the prose makes (a previous-token
+// head, an induction head, no sink) must hold for the numbers shown.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { assertNoProblems, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+
+const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
+const shipped = path.join(repoRoot, 'web', 'public', 'models', 'shakespeare');
+const record = JSON.parse(fs.readFileSync(path.join(shipped, 'training.json'), 'utf8'));
+// Native projections may use fused multiply-add (core/CMakeLists.txt); wasm has none.
+const tolerance = 1e-5;
+const defaultText = 'ROMEO:\nBut soft, what light through yonder window breaks?';
+
+let site;
+before(async () => { site = await startSite(); });
+after(() => site?.close());
+
+/** attn probe on the shipped folder: its trace for BOS + text. */
+function probe(text, extra = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shakespeare-'));
+  try {
+    const file = path.join(dir, 'probe.json');
+    execFileSync(attn, ['probe', '--model', shipped, '--prompt', text, '--output', file, ...extra]);
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function openChapter(t) {
+  const opened = await openPage(site.browser, site.url('index.html'));
+  t.after(opened.close);
+  await waitForWidgets(opened.page);
+  return opened;
+}
+
+/** The numbers of a score table: [L][Hq]. */
+async function scores(page, testId) {
+  return page.locator(`[data-testid="${testId}"] tbody tr`).evaluateAll((rows) =>
+    rows.map((row) => [...row.querySelectorAll('td')].map((cell) => Number(cell.dataset.score))));
+}
+
+function largestDifference(a, b) {
+  let worst = 0;
+  a.forEach((row, i) => row.forEach((x, j) => (worst = Math.max(worst, Math.abs(x - b[i][j])))));
+  return worst;
+}
+
+test('the explorer switches to the trained weights: characters on the axes, attn probe\'s probabilities', async (t) => {
+  const { page, problems } = await openChapter(t);
+  await page.getByTestId('w1-weights-trained').check();
+  await page.waitForFunction(() => /Weights trained by attn train/.test(document.querySelector('[data-testid="w1-status"]').textContent));
+  assert.match(await page.getByTestId('w1-text').inputValue(), /^ROMEO:\n/);
+  const text = 'JULIET:\nO Romeo, Romeo!';
+  await page.getByTestId('w1-text').fill(text);
+  await page.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid="w1-heatmap-main"]').dataset.probabilities).length === n, [...text].length + 1);
+  const trace = probe(text);
+  const matrix = JSON.parse(await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities'));
+  const layer = Number(await page.getByTestId('w1-layer').inputValue()), head = Number(await page.getByTestId('w1-head').inputValue());
+  assert.ok(largestDifference(matrix, trace.layers[layer].probabilities[0][head]) <= tolerance);
+  const line = await page.locator('.sequence-line').first().textContent();
+  assert.match(line, /"BOS" "J" "U" "L" "I" "E" "T" ":" "\\\\n" "O"/); // a newline shows as \n
+
+  // A character the plays never use is refused by the core, and the last view stays.
+  await page.getByTestId('w1-text').fill('JULIET: §');
+  await page.waitForFunction(() => document.querySelector('[data-testid="w1-text"]').getAttribute('aria-invalid') === 'true');
+  assert.match(await page.getByTestId('w1-status').textContent(), /'§' is not in this model's vocabulary/);
+  // And back to the random weights: ids again.
+  await page.getByTestId('w1-weights-random').check();
+  await page.waitForFunction(() => /sequence 0 is your/.test(document.querySelector('[data-testid="w1-status"]').textContent));
+  assert.equal(await page.getByTestId('w1-tokens').isVisible(), true);
+  assert.equal(await page.getByTestId('w1-text').isVisible(), false);
+  assertNoProblems(problems, 'the explorer on trained weights');
+});
+
+test('W11 to W14 show what the core computes on the shipped weights, and the prose\'s claims hold', async (t) => {
+  const { page, problems } = await openChapter(t);
+  const trace = probe(defaultText, ['--head-patterns']);
+  const native = Object.fromEntries(trace.probe.head_patterns.patterns.map((p) => [p.name, p.heads]));
+
+  // W11: a previous-token head on the reader's text.
+  await page.locator('[data-widget="w11"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="w11-scores"]', { timeout: 20000 });
+  const previous = await scores(page, 'w11-scores');
+  assert.ok(largestDifference(previous, native.previous_token) <= tolerance, 'W11 differs from attn probe --head-patterns');
+  assert.ok(Math.max(...previous.flat()) >= 0.5, 'the prose promises a previous-token head');
+  assert.match(await page.getByTestId('w11-finding').textContent(), /It is a previous-token head here/);
+  const finding = await page.getByTestId('w11-finding').textContent();
+  await page.getByTestId('w11-text').fill('To be, or not to be');
+  await page.waitForFunction((old) => document.querySelector('[data-testid="w11-finding"]').textContent !== old, finding);
+  assert.notDeepEqual(await scores(page, 'w11-scores'), previous, 'the scores follow the text');
+
+  // W12: the induction head, on the string attn train's record scored (seed 1).
+  await page.locator('[data-widget="w12"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="w12-scores"]', { timeout: 20000 });
+  const induction = await scores(page, 'w12-scores');
+  const recorded = record.head_patterns.patterns.find((p) => p.name === 'induction').heads;
+  assert.ok(largestDifference(induction, recorded) <= tolerance, 'W12 differs from the record attn train wrote');
+  assert.ok(Math.max(...induction.flat()) >= 0.4, 'the prose promises an induction head');
+  const before = await page.getByTestId('w12-string').textContent();
+  await page.getByTestId('w12-new').click();
+  await page.waitForFunction((old) => document.querySelector('[data-testid="w12-string"]').textContent !== old, before);
+
+  // W13: no sink forms, in numbers equal to the probe's first-token scores.
+  await page.locator('[data-widget="w13"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="w13-scores"]', { timeout: 20000 });
+  const sinks = await scores(page, 'w13-scores');
+  assert.ok(largestDifference(sinks, native.first_token) <= tolerance, 'W13 differs from attn probe --head-patterns');
+  assert.ok(Math.max(...sinks.flat()) < 0.3, 'the prose says no sink forms');
+  assert.match(await page.getByTestId('w13-finding').textContent(), /No sink has formed/);
+
+  // W14: the recorded held-out loss, a loss on the reader's text, and the probe's greedy continuation.
+  await page.locator('[data-widget="w14"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="w14-written"]:not(:empty)', { timeout: 20000 });
+  assert.ok(record.result.heldout_loss <= 1.8, `held-out loss ${record.result.heldout_loss}`);
+  assert.match(await page.getByTestId('w14-summary').textContent(), new RegExp(record.result.heldout_loss.toFixed(3)));
+  const loss = Number(await page.getByTestId('w14-loss').getAttribute('data-loss'));
+  assert.ok(loss > 0 && loss < Math.log(65), `loss on the default text: ${loss}`);
+  // The prompt leaves room for 48 characters in the 64 positions the model was trained on.
+  const prompt = 'JULIET:\n';
+  const continuation = probe(prompt, ['--generate', '48']).probe.continuation.text;
+  await page.getByTestId('w14-prompt').fill(prompt);
+  await page.getByTestId('w14-generate').click();
+  await page.waitForFunction((p) => document.querySelector('[data-testid="w14-written"]').textContent.startsWith(p), prompt);
+  const written = await page.getByTestId('w14-written').textContent();
+  assert.equal(written, prompt + continuation);
+  assertNoProblems(problems, 'the Shakespeare figures');
+});

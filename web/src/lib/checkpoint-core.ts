@@ -1,0 +1,95 @@
+// A checkpoint `attn train` wrote, opened by the core in the page
+// (wasm/bindings_checkpoint.cpp, in the attention_train module): the explorer's
+// "trained on Shakespeare" weights, shipped in web/public/models/shakespeare/ with
+// the record of how they were made. The module and the weights load only when a
+// reader asks for them.
+import type { ModelConfig } from './core-types';
+import { loadTrainModule } from './train-core';
+import type { HeadPatterns } from './trained-core';
+
+/** Where the page ships the trained model (web/public/models/shakespeare/). */
+export const shakespeareDir = './models/shakespeare';
+
+export class CheckpointError extends Error {}
+
+export interface CheckpointInfo {
+  config: ModelConfig;
+  vocab_size: number;
+  parameters: number;
+  context: number;                      // the positions it was trained on (BOS + context - 1 characters)
+}
+
+export interface CheckpointForward {
+  tokens: number[][];                   // [1][T]: BOS, then one id per character
+  labels: string[];                     // [T]: "BOS" and the characters ("\n" as \\n)
+  layers: { probabilities: number[][][][]; v: number[][][][]; head_outputs: number[][][][] }[];
+}
+
+/** training.json, as attn train writes it (the fields the page shows). */
+export interface TrainingRecord {
+  command: string;
+  corpus: { file: string; bytes: number; characters: number; distinct_characters: number; sha256: string };
+  config: { hidden_size: number; num_hidden_layers: number; num_attention_heads: number; num_key_value_heads: number };
+  settings: { steps: number; seed: number; batch: number; context: number; repeat_fraction: number; peak_learning_rate: number };
+  threads: number;
+  result: { steps: number; train_loss: number; heldout_loss: number; training_seconds: number; tokens_per_second: number };
+  curve: { step: number; train_loss: number; heldout_loss: number }[];
+  head_patterns: HeadPatterns;
+}
+
+export interface Checkpoint {
+  info: CheckpointInfo;
+  record: TrainingRecord;
+  forward(text: string): CheckpointForward;
+  /** The patterns on BOS + text, and on a random string (from `seed`) written twice. */
+  headPatterns(text: string, seed: number): HeadPatterns & { induction_text: string };
+  loss(text: string): { loss: number; characters: number };
+  generate(text: string, count: number): { text: string; ids: number[] };
+}
+
+interface RawCheckpoint {
+  load(config: string, safetensors: Uint8Array, tokenizer: string): string;
+  forward(text: string, options: string): string;
+  headPatterns(text: string, seed: number): string;
+  loss(text: string): string;
+  generate(text: string, count: number): string;
+}
+
+function unwrap<T>(out: string): T {
+  const result = JSON.parse(out);
+  if (result && typeof result === 'object' && 'error' in result) throw new CheckpointError(String(result.error));
+  return result as T;
+}
+
+async function fetchOk(url: string): Promise<Response> {
+  const response = await fetch(url);
+  if (!response.ok) throw new CheckpointError(`${url}: HTTP ${response.status}`);
+  return response;
+}
+
+let opening: Promise<Checkpoint> | null = null;
+
+/** The shipped Shakespeare model, opened once; later calls share it. */
+export function openShakespeare(): Promise<Checkpoint> {
+  opening ??= (async () => {
+    const [module, config, weights, tokenizer, record] = await Promise.all([
+      loadTrainModule(),
+      fetchOk(`${shakespeareDir}/config.json`).then((r) => r.text()),
+      fetchOk(`${shakespeareDir}/model.safetensors`).then((r) => r.arrayBuffer()),
+      fetchOk(`${shakespeareDir}/tokenizer.json`).then((r) => r.text()),
+      fetchOk(`${shakespeareDir}/training.json`).then((r) => r.json() as Promise<TrainingRecord>),
+    ]);
+    const raw = new (module as unknown as { CheckpointSession: new () => RawCheckpoint }).CheckpointSession();
+    const info = unwrap<CheckpointInfo>(raw.load(config, new Uint8Array(weights), tokenizer));
+    return {
+      info,
+      record,
+      forward: (text) => unwrap(raw.forward(text, JSON.stringify({ capture: ['probabilities', 'v', 'head_outputs'] }))),
+      headPatterns: (text, seed) => unwrap(raw.headPatterns(text, seed)),
+      loss: (text) => unwrap(raw.loss(text)),
+      generate: (text, count) => unwrap(raw.generate(text, count)),
+    };
+  })();
+  opening.catch(() => (opening = null)); // a failed fetch may be retried
+  return opening;
+}

@@ -1,0 +1,101 @@
+// The training module (wasm/bindings_train.cpp: core/train run by the core), typed.
+// A module of its own, imported only by W10's worker (widgets/live-training-worker.ts):
+// neither its JavaScript nor its wasm is part of what the chapter loads first, and
+// no training step ever runs on the page's thread.
+import createAnatomyTrain from '@wasm/attention_train.js';
+import wasmUrl from '@wasm/attention_train.wasm?url';
+import type { HeadPatterns } from './trained-core';
+
+export type { HeadPatterns, PatternScores } from './trained-core';
+
+/** start()'s options (TrainingSettings in core/train/trainer.hpp). */
+export interface TrainingOptions {
+  seed: number;
+  steps: number;            // the schedule's length: warm-up, then cosine decay to 10% at `steps`
+  context: number;          // T: BOS + T - 1 characters per window
+  batch: number;            // B windows per step
+  lr: number;               // AdamW's peak learning rate
+  warmup: number;           // warm-up steps
+  repeat_fraction: number;  // the share of each batch that is a random string written over and over
+  hidden_size: 32 | 64;
+}
+
+export interface TrainingInfo {
+  vocab_size: number;       // the text's distinct characters + BOS
+  characters: number;
+  train_characters: number;
+  heldout_characters: number;
+  parameters: number;
+}
+
+export interface StepResult {
+  steps_done: number;
+  losses: number[];         // one per step: the batch's mean cross-entropy, nats per character
+  norms: number[];          // the gradient's norm before clipping
+}
+
+export interface Attention {
+  labels: string[];                   // [T] BOS and the characters
+  probs: number[][][][];              // [L][Hq][T][T]
+}
+
+export class TrainError extends Error {}
+
+/** One training run; free it with delete(). Every method throws TrainError with the core's message. */
+export interface TrainingSession {
+  info: TrainingInfo;
+  step(n: number): StepResult;
+  heldoutLoss(): number;
+  /** Every head's scores; the induction string `R` characters long (0: the longest that fits). */
+  headPatterns(R: number): HeadPatterns;
+  attention(text: string): Attention;
+  delete(): void;
+}
+
+interface RawSession {
+  start(text: string, options: string): string;
+  step(n: number): string;
+  heldoutLoss(): string;
+  headPatterns(R: number): string;
+  attention(text: string): string;
+  delete(): void;
+}
+
+type RawModule = { TrainingSession: new () => RawSession };
+
+function unwrap<T>(out: string): T {
+  const result = JSON.parse(out);
+  if (result && typeof result === 'object' && 'error' in result) throw new TrainError(String(result.error));
+  return result as T;
+}
+
+let loading: Promise<RawModule> | null = null;
+
+/** Loads the module once (fetch and compile, streamed); later calls share it. */
+export function loadTrainModule(): Promise<RawModule> {
+  loading ??= createAnatomyTrain({ locateFile: () => wasmUrl }).then((raw) => raw as RawModule);
+  loading.catch(() => (loading = null)); // a failed fetch may be retried
+  return loading;
+}
+
+/** A run from fresh weights on `text`; throws TrainError naming what is wrong with the text or the options. */
+export async function startTraining(text: string, options: TrainingOptions): Promise<TrainingSession> {
+  const module = await loadTrainModule();
+  // A session of its own per run: one whose start() failed is dropped whole.
+  const raw = new module.TrainingSession();
+  let info: TrainingInfo;
+  try {
+    info = unwrap<TrainingInfo>(raw.start(text, JSON.stringify(options)));
+  } catch (error) {
+    raw.delete();
+    throw error;
+  }
+  return {
+    info,
+    step: (n) => unwrap(raw.step(n)),
+    heldoutLoss: () => unwrap<{ heldout_loss: number }>(raw.heldoutLoss()).heldout_loss,
+    headPatterns: (R) => unwrap(raw.headPatterns(R)),
+    attention: (text) => unwrap(raw.attention(text)),
+    delete: () => raw.delete(),
+  };
+}
