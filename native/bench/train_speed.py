@@ -29,7 +29,7 @@ def attn_rate(args, tmp, round_index):
     """Tokens per second of one `attn train` run (its record's training time: no evaluation, no writing)."""
     out = os.path.join(tmp, "attn-%d" % round_index)
     subprocess.run([ATTN, "train", "--text", args.text, "--out", out, "--steps", str(args.steps), "--batch", str(args.batch),
-                    "--context", str(args.context), "--threads", str(args.threads), "--eval-every", str(10 ** 9)],
+                    "--context", str(args.context), "--threads", str(args.threads), "--eval-every", str(10 ** 7)],
                    check=True, stderr=subprocess.DEVNULL)
     with open(os.path.join(out, "training.json")) as f:
         return json.load(f)["result"]["tokens_per_second"]
