@@ -7,10 +7,11 @@ namespace {
 // is the ordinary IEEE one, so a vector of sums rounds exactly as the same sums one
 // by one would. Written out because the compilers' own vectorisation of the block
 // below spilled registers and shuffled (measured: 2x slower). `aligned` lets a
-// vector be loaded from any element's address. Where the target's vectors are
-// narrower (wasm's 16 bytes) the compiler splits each operation into several.
+// vector be loaded from any element's address and `may_alias` from an array of its
+// elements. Where the target's vectors are narrower (wasm's 16 bytes) the compiler
+// splits each operation into several.
 template <typename Real, std::size_t bytes>
-using Lanes [[gnu::vector_size(bytes), gnu::aligned(alignof(Real))]] = Real;
+using Lanes [[gnu::vector_size(bytes), gnu::aligned(alignof(Real)), gnu::may_alias]] = Real;
 
 // The block's shape per target (the bits are the same for any): natively eight rows
 // by 64-byte vectors; in wasm, whose vectors are 16 bytes and whose engines keep 16
