@@ -160,6 +160,10 @@ class Train(AttnTestCase):
         self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("model")], [])
 
     def test_shipped_model_retrains_its_first_50_steps_bit_for_bit(self):
+        if os.environ.get("ANATOMY_SANITIZED") == "1":
+            # 50 steps of the width-64 model take minutes under AddressSanitizer; the
+            # native pass runs this test, and tests/wasm/train.test.mjs retrains in wasm.
+            self.skipTest("SKIPPED: too slow under the sanitizer build; the native pass runs it")
         if not os.path.exists(CORPUS):
             if os.environ.get("ANATOMY_NO_SHARED_MODELS") == "1":
                 self.skipTest("SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and %s is not there" % CORPUS)
