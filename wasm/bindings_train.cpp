@@ -5,17 +5,29 @@
 //   new TrainingSession()
 //     .start(text, '{"seed", "steps", "context", "batch", "lr", "warmup",
 //                    "repeat_fraction", "hidden_size"}')
-//        -> {vocab_size, characters, train_characters, heldout_characters, parameters}
+//        -> {vocab_size, characters, train_characters, heldout_characters, parameters,
+//            shards: how many shards each step's batch is cut into}
 //        a character vocabulary from `text`, weights from the seed (train/trainer.hpp)
 //     .step(n)           -> {steps_done, losses: [n], norms: [n]}   n more steps
 //     .heldoutLoss()     -> {steps_done, heldout_loss}
 //     .headPatterns(R)   -> trainer.hpp's trained_head_patterns, the induction string R
 //                           characters long (0: the longest that fits, as attn train records)
 //     .attention(text)   -> {labels: [T], probs: [L][Hq][T][T]} for BOS + text
+//   A step in parts, shared between workers that each hold a session started alike
+//   (Trainer::begin_step, shard, end_step; the page's helpers, live-training-worker.ts):
+//     .beginStep()                 -> {shards}            draws the next batch
+//     .computeShard(s)             -> {loss}              shard s, kept for endStep
+//     .shardGradients(s)           -> Float32Array        a kept shard's gradient, every weight
+//                                                         in weights.hpp's order (a copy)
+//     .receiveShard(s, loss, grad) -> {}                  shard s as another worker computed it
+//     .endStep()                   -> {steps_done, loss, norm}   with every shard of the batch
 //   The same seed and text give the same bits as `attn train` (tests/wasm/train.test.mjs).
 #include <emscripten/bind.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "json_args.hpp"
 #include "lessons/head_patterns.hpp"
@@ -61,14 +73,13 @@ public:
             const std::size_t train = data.train.size(), heldout = data.heldout.size();
             auto trainer = std::make_unique<Trainer>(config, std::move(data), s);
             tokenizer_ = std::move(tokenizer), trainer_ = std::move(trainer);
-            std::size_t parameters = 0;
-            const ModelWeights<float>& weights = trainer_->model().weights;
-            for_each_tensor([&](TensorKind, const auto& tensor) { parameters += tensor.size(); }, weights);
+            shards_.clear();
             return json{{"vocab_size", tokenizer_->vocab_size()},
                         {"characters", train + heldout},
                         {"train_characters", train},
                         {"heldout_characters", heldout},
-                        {"parameters", parameters}};
+                        {"parameters", parameters()},
+                        {"shards", shard_count(s.batch.windows)}};
         });
     }
 
@@ -76,6 +87,7 @@ public:
         return json_or_error([&] {
             const Trainer& t = started();
             if (n < 1 || n > 100000) throw InputError("steps must be 1 to 100000");
+            if (!shards_.empty()) throw InputError("a step is begun in parts: end it with endStep() first");
             json losses = json::array(), norms = json::array();
             for (int i = 0; i < n; ++i) {
                 const StepResult r = trainer_->step();
@@ -83,6 +95,72 @@ public:
                 norms.push_back(r.gradient_norm);
             }
             return json{{"steps_done", t.steps_done()}, {"losses", losses}, {"norms", norms}};
+        });
+    }
+
+    std::string begin_step() {
+        return json_or_error([&] {
+            started();
+            shards_.assign(trainer_->begin_step(), std::nullopt);
+            return json{{"shards", shards_.size()}};
+        });
+    }
+
+    std::string compute_shard(int s) {
+        return json_or_error([&] {
+            started();
+            std::optional<ShardGradients>& shard = slot(s);
+            shard = trainer_->shard(std::size_t(s));
+            return json{{"loss", shard->loss}};
+        });
+    }
+
+    emscripten::val shard_gradients(int s) {
+        try {
+            started();
+            const ModelWeights<float>& gradients = kept(s).gradients;
+            std::size_t at = 0;
+            emscripten::val out = emscripten::val::global("Float32Array").new_(parameters());
+            for_each_tensor(
+                [&](TensorKind, const auto& tensor) {
+                    out.call<void>("set", emscripten::val(emscripten::typed_memory_view(tensor.size(), tensor.data())), at);
+                    at += tensor.size();
+                },
+                gradients);
+            return out;
+        } catch (const InputError& error) {
+            return emscripten::val(json{{"error", error.what()}}.dump());
+        }
+    }
+
+    std::string receive_shard(int s, double loss, const emscripten::val& gradients) {
+        return json_or_error([&] {
+            started();
+            const std::vector<float> flat = emscripten::convertJSArrayToNumberVector<float>(gradients);
+            if (flat.size() != parameters())
+                throw InputError("a shard's gradient has " + std::to_string(parameters()) + " numbers, not " + std::to_string(flat.size()));
+            ShardGradients shard{loss, trainer_->model().weights};
+            std::size_t at = 0;
+            for_each_tensor(
+                [&](TensorKind, auto& tensor) {
+                    std::copy(flat.begin() + std::ptrdiff_t(at), flat.begin() + std::ptrdiff_t(at + tensor.size()), tensor.begin());
+                    at += tensor.size();
+                },
+                shard.gradients);
+            slot(s) = std::move(shard);
+            return json::object();
+        });
+    }
+
+    std::string end_step() {
+        return json_or_error([&] {
+            const Trainer& t = started();
+            std::vector<ShardGradients> shards;
+            for (std::size_t s = 0; s < shards_.size(); ++s) shards.push_back(std::move(kept(int(s))));
+            if (shards.empty()) throw InputError("no step begun: call beginStep() first");
+            const StepResult r = trainer_->end_step(shards);
+            shards_.clear();
+            return json{{"steps_done", t.steps_done()}, {"loss", r.loss}, {"norm", r.gradient_norm}};
         });
     }
 
@@ -130,8 +208,28 @@ private:
         return *trainer_;
     }
 
+    // Shard s of the step begun: empty until computed or received.
+    std::optional<ShardGradients>& slot(int s) {
+        if (shards_.empty()) throw InputError("no step begun: call beginStep() first");
+        if (s < 0 || std::size_t(s) >= shards_.size())
+            throw InputError("shard " + std::to_string(s) + " is not one of this batch's " + std::to_string(shards_.size()));
+        return shards_[std::size_t(s)];
+    }
+    ShardGradients& kept(int s) {
+        std::optional<ShardGradients>& shard = slot(s);
+        if (!shard) throw InputError("shard " + std::to_string(s) + " has been neither computed nor received");
+        return *shard;
+    }
+
+    std::size_t parameters() const {
+        std::size_t n = 0;
+        for_each_tensor([&](TensorKind, const auto& tensor) { n += tensor.size(); }, trainer_->model().weights);
+        return n;
+    }
+
     std::unique_ptr<LlamaTokenizer> tokenizer_;
     std::unique_ptr<Trainer> trainer_;
+    std::vector<std::optional<ShardGradients>> shards_;  // [shards] of the step begun
 };
 
 }  // namespace
@@ -144,6 +242,11 @@ EMSCRIPTEN_BINDINGS(anatomy_train) {
         .constructor<>()
         .function("start", &TrainingSession::start)
         .function("step", &TrainingSession::step)
+        .function("beginStep", &TrainingSession::begin_step)
+        .function("computeShard", &TrainingSession::compute_shard)
+        .function("shardGradients", &TrainingSession::shard_gradients)
+        .function("receiveShard", &TrainingSession::receive_shard)
+        .function("endStep", &TrainingSession::end_step)
         .function("heldoutLoss", &TrainingSession::heldout_loss)
         .function("headPatterns", &TrainingSession::head_patterns_json)
         .function("attention", &TrainingSession::attention);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xview.hpp>
@@ -21,6 +22,12 @@ TokenIds windows(const TokenIds& batch, std::size_t first, std::size_t last) {
     return xt::view(batch, xt::range(first, last), xt::all());
 }
 
+// The windows [first, last) of shard s in a batch of B.
+std::pair<std::size_t, std::size_t> shard_range(std::size_t s, std::size_t B) {
+    const std::size_t first = s * shard_windows;
+    return {first, std::min(B, first + shard_windows)};
+}
+
 void require_in_vocabulary(const TokenIds& ids, int vocab_size, const char* what) {
     for (const std::int32_t id : ids)
         if (id < 0 || id >= vocab_size)
@@ -30,37 +37,51 @@ void require_in_vocabulary(const TokenIds& ids, int vocab_size, const char* what
 
 }  // namespace
 
+std::size_t shard_count(std::size_t windows) { return (windows + shard_windows - 1) / shard_windows; }
+
+ShardGradients shard_gradients(const Model<float>& model, const TokenIds& tokens, const TokenIds& targets, std::size_t shard) {
+    const std::size_t B = tokens.shape(0);
+    const auto [first, last] = shard_range(shard, B);
+    if (first >= B) throw InputError("shard " + std::to_string(shard) + " is beyond the batch's " + std::to_string(shard_count(B)));
+    ShardGradients result{0, zero_gradients(model)};
+    result.loss = loss_and_gradients(model, windows(tokens, first, last), windows(targets, first, last), result.gradients);
+    return result;
+}
+
+StepResult apply_shards(Model<float>& model, AdamWState<float>& state, const std::vector<ShardGradients>& shards,
+                        std::size_t windows, const AdamWSettings& settings, double rate) {
+    if (shards.size() != shard_count(windows))
+        throw InputError("a batch of " + std::to_string(windows) + " windows has " + std::to_string(shard_count(windows)) +
+                         " shards, not " + std::to_string(shards.size()));
+    // The batch's mean: each shard's mean weighted by its share of the windows.
+    ModelWeights<float> gradients = zero_gradients(model);
+    StepResult result;
+    for (std::size_t s = 0; s < shards.size(); ++s) {
+        const auto [first, last] = shard_range(s, windows);
+        const float share = float(last - first) / float(windows);
+        result.loss += double(share) * shards[s].loss;
+        for_each_tensor([share](TensorKind, auto& total, const auto& part) { total += share * part; }, gradients,
+                        shards[s].gradients);
+    }
+    result.gradient_norm = clip_gradients(gradients, settings.clip_norm);
+    adamw_step(model, gradients, state, settings, rate);
+    return result;
+}
+
 StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
                          const AdamWSettings& settings, double rate, const ParallelFor& parallel) {
     if (tokens.shape() != targets.shape()) throw InputError("training tokens and targets differ in shape");
     // Checked here, not in the shards: an exception must not leave a thread.
     require_in_vocabulary(tokens, model.config.vocab_size, "tokens");
     require_in_vocabulary(targets, model.config.vocab_size, "targets");
-    const std::size_t B = tokens.shape(0), shards = (B + shard_windows - 1) / shard_windows;
-    std::vector<ModelWeights<float>> shard_gradients(shards, zero_gradients(model));
-    std::vector<double> shard_losses(shards);
+    const std::size_t B = tokens.shape(0);
+    std::vector<ShardGradients> shards(shard_count(B));
     auto run_shards = [&](std::size_t first, std::size_t last) {
-        for (std::size_t s = first; s < last; ++s) {
-            const std::size_t b0 = s * shard_windows, b1 = std::min(B, b0 + shard_windows);
-            shard_losses[s] = loss_and_gradients(model, windows(tokens, b0, b1), windows(targets, b0, b1), shard_gradients[s]);
-        }
+        for (std::size_t s = first; s < last; ++s) shards[s] = shard_gradients(model, tokens, targets, s);
     };
-    if (parallel) parallel(shards, run_shards);
-    else run_shards(0, shards);
-
-    // The batch's mean: each shard's mean weighted by its share of the windows.
-    ModelWeights<float> gradients = zero_gradients(model);
-    StepResult result;
-    for (std::size_t s = 0; s < shards; ++s) {
-        const std::size_t b0 = s * shard_windows, b1 = std::min(B, b0 + shard_windows);
-        const float share = float(b1 - b0) / float(B);
-        result.loss += double(share) * shard_losses[s];
-        for_each_tensor([share](TensorKind, auto& total, const auto& part) { total += share * part; }, gradients,
-                        shard_gradients[s]);
-    }
-    result.gradient_norm = clip_gradients(gradients, settings.clip_norm);
-    adamw_step(model, gradients, state, settings, rate);
-    return result;
+    if (parallel) parallel(shards.size(), run_shards);
+    else run_shards(0, shards.size());
+    return apply_shards(model, state, shards, B, settings, rate);
 }
 
 TrainingRun train_steps(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,

@@ -29,8 +29,28 @@ struct StepResult {
     double gradient_norm = 0;  // before clipping
 };
 
-// One step: the loss and gradient of the batch, the gradient clipped to
+// The shards a batch of `windows` windows is cut into: shard s holds windows
+// [s * shard_windows, min(windows, (s + 1) * shard_windows)).
+std::size_t shard_count(std::size_t windows);
+
+struct ShardGradients {
+    double loss = 0;                  // the shard's mean cross-entropy
+    ModelWeights<float> gradients;    // of that mean, shaped as the model's weights
+};
+
+// Shard s of a batch, computed on its own (model/backward.hpp's loss_and_gradients).
+//   tokens, targets: [B, T]  ->  the loss and gradient of windows of shard s
+ShardGradients shard_gradients(const Model<float>& model, const TokenIds& tokens, const TokenIds& targets, std::size_t shard);
+
+// The step from a batch's shards, wherever they were computed: their mean weighted
+// by each shard's share of the `windows` windows, added in shard order, clipped to
 // settings.clip_norm, then one AdamW step at learning rate `rate`.
+//   shards: [shard_count(windows)]
+StepResult apply_shards(Model<float>& model, AdamWState<float>& state, const std::vector<ShardGradients>& shards,
+                        std::size_t windows, const AdamWSettings& settings, double rate);
+
+// One step: the shards' gradients (at once, where `parallel` has threads), then
+// apply_shards.
 //   tokens, targets: [B, T]; throws InputError for an id outside the vocabulary.
 StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
                          const AdamWSettings& settings, double rate, const ParallelFor& parallel = {});

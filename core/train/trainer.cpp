@@ -47,6 +47,25 @@ StepResult Trainer::step(const ParallelFor& parallel) {
     return result;
 }
 
+std::size_t Trainer::begin_step() {
+    batch_ = draw_batch(text_, text_.train, settings_.batch, random_);
+    drawn_ = true;
+    return shard_count(settings_.batch.windows);
+}
+
+ShardGradients Trainer::shard(std::size_t s) const {
+    if (!drawn_) throw InputError("no batch drawn: begin_step first");
+    return shard_gradients(model_, batch_.tokens, batch_.targets, s);
+}
+
+StepResult Trainer::end_step(const std::vector<ShardGradients>& shards) {
+    if (!drawn_) throw InputError("no batch drawn: begin_step first");
+    const StepResult result = apply_shards(model_, state_, shards, settings_.batch.windows, settings_.adamw, schedule_.at(steps_done_));
+    drawn_ = false;
+    ++steps_done_;
+    return result;
+}
+
 double Trainer::heldout_loss() const { return training_loss(model_, heldout_.tokens, heldout_.targets); }
 
 nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context,

@@ -41,6 +41,17 @@ public:
 
     // One step on the next batch.
     StepResult step(const ParallelFor& parallel = {});
+
+    // The same step in three parts, for a caller that computes the shards elsewhere:
+    // the page's training worker shares them with helper workers, each holding a
+    // replica of this Trainer (same text, same settings, so the same batches) and
+    // each ending the step with every shard, so the replicas stay equal, bit for bit.
+    //   begin_step: draws the next batch  ->  its number of shards
+    //   shard:      shard s of that batch (train_steps.hpp's shard_gradients)
+    //   end_step:   apply_shards with all of them, at this step's rate
+    std::size_t begin_step();
+    ShardGradients shard(std::size_t s) const;
+    StepResult end_step(const std::vector<ShardGradients>& shards);
     // The mean loss over the held-out windows, nats per character.
     double heldout_loss() const;
 
@@ -57,6 +68,8 @@ private:
     LearningRateSchedule schedule_;
     SplitMix64 random_;
     Batch heldout_;
+    Batch batch_;        // the batch begin_step drew, while drawn_
+    bool drawn_ = false;
     int steps_done_ = 0;
 };
 

@@ -11,10 +11,12 @@
 // ANATOMY_NO_SHARED_MODELS=1 (then that test is skipped, the others run).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertNoProblems, distDir, formatViolations, layoutWidth, openPage, runAxe, startSite, waitForWidgets } from './harness.mjs';
 import { shakespeare } from '../shared-models.mjs';
+import { loadTrain } from '../wasm/load_core.mjs';
 
 // Without the excerpt (a build without ../shared/corpora) the widget asks for it once,
 // gets a 404 and says it trains on pasted text only: that request is expected then.
@@ -103,10 +105,29 @@ test('W10 trains pasted text in a worker: start, pause, continue, reset; refused
   assert.equal(trained + heldout, text.length, started);
   assert.equal(heldout, Math.floor(text.length / 10), started);
 
+  // Each step is shared between workers where the machine has two cores or more
+  // (live-training-team.ts), and gives the bits of one: the first 20 losses equal a
+  // run of the same text and options in one wasm session under Node.
+  const speed = '[data-testid="w10-speed"]';
+  const workers = await number(page, speed, 'data-workers');
+  assert.equal(workers, Math.min(2, os.availableParallelism()), 'a batch of two shards on this machine\'s cores');
+  assert.match(started, workers > 1 ? new RegExp(`each step shared between ${workers} workers`) : /to learn\.$/, started);
+  const firstLosses = JSON.parse(await page.getAttribute(speed, 'data-first-losses'));
+  const alone = new (await loadTrain()).TrainingSession();
+  assert.equal(JSON.parse(alone.start(text, await page.getAttribute(speed, 'data-options'))).error, undefined);
+  const oneSession = JSON.parse(alone.step(20)).losses;
+  alone.delete();
+  assert.equal(firstLosses.length, 20);
+  assert.deepEqual(firstLosses, oneSession, `${workers} workers in the page, one session in Node`);
+
   // The heatmaps are redrawn with new numbers as training goes.
   const heatmap = '[data-testid="w10-heatmap-a"]';
   await page.waitForSelector(`${heatmap}[data-probabilities]`);
-  const before = { steps: await number(page, heatmap, 'data-steps'), p: await page.getAttribute(heatmap, 'data-probabilities') };
+  // Both read at once: a redraw between two reads would pair new numbers with old steps.
+  const before = await page.evaluate((selector) => {
+    const { steps, probabilities } = document.querySelector(selector).dataset;
+    return { steps: Number(steps), p: probabilities };
+  }, heatmap);
   await page.waitForFunction(([selector, s]) => Number(document.querySelector(selector).dataset.steps) > s, [heatmap, before.steps], { timeout: 10000 });
   assert.notEqual(await page.getAttribute(heatmap, 'data-probabilities'), before.p, 'the heatmap kept its numbers while the model trained');
   assert.ok(await page.locator('[data-testid="w10-heatmap-b"][data-probabilities]').count(), 'the second heatmap is not drawn');

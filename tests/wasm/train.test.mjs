@@ -86,6 +86,60 @@ test('a training run in wasm is attn train, bit for bit', async () => {
   }
 });
 
+// The page trains on several workers: each holds a session started alike, computes
+// some of a step's shards, hands them to the others, and every one ends the step with
+// all of them. Two sessions here play two workers (shard s on worker s mod 2), through
+// the same calls and the same Float32Array copies the workers post to each other.
+test('a step shared between two sessions is the step of one, bit for bit', async () => {
+  const module = await loadTrain();
+  const text = generatedText(12000);
+  const settings = { seed: 5, steps: 20, context: 32, batch: 20, lr: 1e-2, warmup: 5, repeat_fraction: 0.25 };
+  const alone = new module.TrainingSession(), a = new module.TrainingSession(), b = new module.TrainingSession();
+  const { parameters } = call(alone, 'start', text, JSON.stringify(settings));
+  for (const s of [a, b]) call(s, 'start', text, JSON.stringify(settings));
+  const expected = call(alone, 'step', 12);
+
+  const losses = [], norms = [];
+  for (let step = 0; step < 12; step++) {
+    const { shards } = call(a, 'beginStep');
+    assert.equal(call(b, 'beginStep').shards, shards);
+    assert.equal(shards, 3); // 20 windows in shards of 8: 8, 8, 4
+    const worker = (s) => (s % 2 ? b : a);
+    const posted = [];
+    for (let s = 0; s < shards; s++) posted.push({ s, loss: call(worker(s), 'computeShard', s).loss, gradients: worker(s).shardGradients(s) });
+    for (const { s, loss, gradients } of posted) {
+      assert.ok(gradients instanceof Float32Array && gradients.length === parameters, `shard ${s}: ${gradients}`);
+      call(worker(s) === a ? b : a, 'receiveShard', s, loss, gradients);
+    }
+    const [ra, rb] = [call(a, 'endStep'), call(b, 'endStep')];
+    assert.deepEqual(ra, rb);
+    losses.push(ra.loss), norms.push(ra.norm);
+  }
+  assert.deepEqual(losses, expected.losses);
+  assert.deepEqual(norms, expected.norms);
+  assert.equal(call(a, 'heldoutLoss').heldout_loss, call(alone, 'heldoutLoss').heldout_loss);
+  assert.deepEqual(call(b, 'headPatterns', 12), call(alone, 'headPatterns', 12));
+
+  // A gradient that went astray changes the step: the comparison can fail.
+  call(a, 'beginStep'), call(alone, 'beginStep');
+  for (let s = 0; s < 3; s++) call(a, 'computeShard', s), call(alone, 'computeShard', s);
+  const wrong = alone.shardGradients(1);
+  wrong[0] += 1e-3;
+  call(alone, 'receiveShard', 1, call(alone, 'computeShard', 1).loss, wrong);
+  assert.notDeepEqual(call(alone, 'endStep').norm, call(a, 'endStep').norm);
+
+  // Out of order or out of range: {error}, never a crash.
+  assert.match(JSON.parse(a.endStep()).error, /beginStep/);
+  assert.match(JSON.parse(a.computeShard(0)).error, /beginStep/);
+  call(a, 'beginStep');
+  assert.match(JSON.parse(a.computeShard(3)).error, /not one of this batch's 3/);
+  assert.match(JSON.parse(a.endStep()).error, /neither computed nor received/);
+  assert.match(JSON.parse(a.shardGradients(0)).error, /neither computed nor received/);
+  assert.match(JSON.parse(a.receiveShard(0, 1, new Float32Array(5))).error, /numbers, not 5/);
+  assert.match(JSON.parse(a.step(1)).error, /endStep/);
+  for (const s of [alone, a, b]) s.delete();
+});
+
 test("the shipped model's first 50 recorded steps retrain to the same bits", async (t) => {
   const record = JSON.parse(fs.readFileSync(path.join(shipped, 'training.json'), 'utf8'));
   const corpus = shakespeare(t);

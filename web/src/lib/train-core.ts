@@ -26,6 +26,7 @@ export interface TrainingInfo {
   train_characters: number;
   heldout_characters: number;
   parameters: number;
+  shards: number;           // a step's batch is cut into this many shards of 8 windows
 }
 
 export interface StepResult {
@@ -39,6 +40,13 @@ export interface Attention {
   probs: number[][][][];              // [L][Hq][T][T]
 }
 
+/** One shard of a step's batch as one worker computed it (Trainer::shard in core/train/trainer.hpp). */
+export interface Shard {
+  s: number;                // which shard: windows 8s .. 8s + 7 of the batch
+  loss: number;             // its mean cross-entropy
+  gradients: Float32Array;  // every weight's gradient, in the core's order (weights.hpp)
+}
+
 export class TrainError extends Error {}
 
 /** One training run; free it with delete(). Every method throws TrainError with the core's message. */
@@ -49,6 +57,15 @@ export interface TrainingSession {
   /** Every head's scores; the induction string `R` characters long (0: the longest that fits). */
   headPatterns(R: number): HeadPatterns;
   attention(text: string): Attention;
+  /**
+   * A step in parts, for workers that share it (live-training-worker.ts): each holds
+   * a session started alike, begins the step (the same batch everywhere), computes
+   * its shards, receives the others', and ends it with all of them.
+   */
+  beginStep(): number;                 // the batch's number of shards
+  computeShard(s: number): Shard;
+  receiveShard(shard: Shard): void;
+  endStep(): { steps_done: number; loss: number; norm: number };
   delete(): void;
 }
 
@@ -58,6 +75,11 @@ interface RawSession {
   heldoutLoss(): string;
   headPatterns(R: number): string;
   attention(text: string): string;
+  beginStep(): string;
+  computeShard(s: number): string;
+  shardGradients(s: number): Float32Array | string;
+  receiveShard(s: number, loss: number, gradients: Float32Array): string;
+  endStep(): string;
   delete(): void;
 }
 
@@ -96,6 +118,15 @@ export async function startTraining(text: string, options: TrainingOptions): Pro
     heldoutLoss: () => unwrap<{ heldout_loss: number }>(raw.heldoutLoss()).heldout_loss,
     headPatterns: (R) => unwrap(raw.headPatterns(R)),
     attention: (text) => unwrap(raw.attention(text)),
+    beginStep: () => unwrap<{ shards: number }>(raw.beginStep()).shards,
+    computeShard: (s) => {
+      const { loss } = unwrap<{ loss: number }>(raw.computeShard(s));
+      const gradients = raw.shardGradients(s);
+      if (typeof gradients === 'string') return unwrap(gradients);
+      return { s, loss, gradients };
+    },
+    receiveShard: (shard) => void unwrap(raw.receiveShard(shard.s, shard.loss, shard.gradients)),
+    endStep: () => unwrap(raw.endStep()),
     delete: () => raw.delete(),
   };
 }

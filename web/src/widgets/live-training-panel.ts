@@ -203,7 +203,8 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
       { class: 'view-caption', 'data-testid': 'w10-settings' },
       `Our tiny model (width ${o.hidden_size}) from random weights (seed ${o.seed}), with the training text's characters as its vocabulary: ` +
         `each step is ${o.batch} windows of BOS and ${o.context - 1} characters, AdamW at a peak rate of ${o.lr} after ${o.warmup} warm-up steps, ` +
-        `decaying to a tenth of it at step ${groupDigits(o.steps)}, where the run stops. It runs in a Web Worker on one core of your machine.`,
+        `decaying to a tenth of it at step ${groupDigits(o.steps)}, where the run stops. It runs in Web Workers, off the page's thread: the 16 windows are two shards of 8, ` +
+        `computed at once on two cores where your machine has them and added in a fixed order, so the numbers do not depend on how many.`,
     ),
     el('div', { class: 'controls' }, labelled('Train on', source), labelled('Repeated random strings', repeats), startButton, pauseButton, resetButton),
     ...(excerptNote ? [el('p', { class: 'view-caption', 'data-testid': 'w10-no-excerpt' }, excerptNote)] : []),
@@ -266,6 +267,8 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
     speed.dataset.steps = String(stepsDone);
     speed.dataset.tokensPerSecond = tokensPerSecond.toFixed(0);
     speed.dataset.runningMs = runningMs.toFixed(0);
+    // The first steps' losses exactly, for the test that holds them to a run of one worker.
+    speed.dataset.firstLosses = JSON.stringify(losses.slice(0, 20));
     speed.textContent = phase === 'idle' || phase === 'starting'
       ? 'Step 0.'
       : `Step ${groupDigits(stepsDone)} of ${groupDigits(trainingOptions.steps)}, ${(runningMs / 1000).toFixed(1)} s of training` +
@@ -373,8 +376,10 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
         setStatus(
           status,
           `Training on ${groupDigits(info.train_characters)} characters (${info.vocab_size - 1} distinct, plus BOS), ` +
-            `holding out the last ${groupDigits(info.heldout_characters)}: ${groupDigits(info.parameters)} parameters to learn.`,
+            `holding out the last ${groupDigits(info.heldout_characters)}: ${groupDigits(info.parameters)} parameters to learn` +
+            (message.workers > 1 ? `, each step shared between ${message.workers} workers.` : '.'),
         );
+        speed.dataset.workers = String(message.workers);
         break;
       case 'progress': {
         losses.push(...message.losses);
@@ -446,7 +451,9 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
     clear();
     setPhase('starting');
     setStatus(status, 'Starting: building the vocabulary and the first weights…');
-    send({ kind: 'start', run, text, options: { ...trainingOptions, repeat_fraction: Number(repeats.value) }, probe: probe.value });
+    const options = { ...trainingOptions, repeat_fraction: Number(repeats.value) };
+    speed.dataset.options = JSON.stringify(options);
+    send({ kind: 'start', run, text, options, probe: probe.value });
     context.state.set({ source: source.value === 'excerpt' ? null : source.value, repeats: repeats.value === String(trainingOptions.repeat_fraction) ? null : repeats.value });
   });
   pauseButton.addEventListener('click', () => {

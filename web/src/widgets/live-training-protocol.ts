@@ -4,7 +4,7 @@
 // Every run has a number chosen by the page; the worker tags what it sends with
 // the run it belongs to, so a message still in flight when the reader pressed
 // Reset (or started another run) is recognised as stale and dropped.
-import type { HeadPatterns, TrainingInfo, TrainingOptions } from '../lib/train-core';
+import type { HeadPatterns, Shard, TrainingInfo, TrainingOptions } from '../lib/train-core';
 
 export type TrainerRequest =
   /** A new run from fresh weights: start(text, options), then steps until paused or done. */
@@ -25,7 +25,8 @@ export interface ProbeAttention {
 export type TrainerMessage =
   /** The module is loaded (sent once, before anything else). */
   | { kind: 'ready' }
-  | { kind: 'started'; run: number; info: TrainingInfo }
+  /** `workers`: how many workers share each step (live-training-team.ts). */
+  | { kind: 'started'; run: number; info: TrainingInfo; workers: number }
   /**
    * After each chunk of steps: their losses, the totals so far, and the speed over
    * the last seconds of running (tokens = steps x batch x context).
@@ -54,3 +55,23 @@ export type TrainerMessage =
   | { kind: 'finished'; run: number; stepsDone: number }
   /** The core refused the text or the settings (start), or failed later; `message` is its own. */
   | { kind: 'error'; run: number; message: string };
+
+// Between the worker and its helpers (live-training-team.ts, live-training-helper.ts).
+// Each helper holds a replica of the run; shard s of every batch is computed by
+// worker s mod W (the worker itself is 0, helper k is k).
+
+export type HelperRequest =
+  /** A replica of the run the worker starts: the same text and options, so the same batches. */
+  | { kind: 'start'; text: string; options: TrainingOptions; index: number; workers: number }
+  /**
+   * End the step before (when `finish` holds the shards of it this helper did not
+   * compute), then begin the next and answer with this helper's shards of it.
+   */
+  | { kind: 'step'; finish: Shard[] | null }
+  /** Drops the replica. */
+  | { kind: 'drop' };
+
+export type HelperMessage =
+  | { kind: 'started' }
+  | { kind: 'shards'; shards: Shard[] }
+  | { kind: 'error'; message: string };

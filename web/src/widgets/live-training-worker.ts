@@ -1,15 +1,17 @@
 // W10's worker: the training run, off the page's thread. It steps in chunks of
 // about `chunkMs` (the chunk's size adapts to the measured time per step), posts
 // each chunk's losses, and between chunks lets the page's messages in, so Pause
-// and Reset take effect within one chunk. About once a second it measures the
-// model (held-out loss, the head patterns, the probe text's attention) and posts
-// that too; the page only draws.
+// and Reset take effect within one chunk. Each step is shared with helper workers
+// where the machine has the cores (live-training-team.ts), with the same bits as
+// alone. About once a second it measures the model (held-out loss, the head
+// patterns, the probe text's attention) and posts that too; the page only draws.
 //
 //   page -> worker   TrainerRequest  (live-training-protocol.ts)
 //   worker -> page   TrainerMessage
 /// <reference lib="webworker" />
 import { loadTrainModule, startTraining, TrainError, type TrainingSession } from '../lib/train-core';
 import type { TrainerMessage, TrainerRequest } from './live-training-protocol';
+import { Team } from './live-training-team';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -47,10 +49,10 @@ class Run {
   }
 
   /** One chunk of steps; false once the schedule is done. */
-  chunkOfSteps(): boolean {
+  async chunkOfSteps(): Promise<boolean> {
     const n = Math.min(this.chunk, this.steps - this.stepsDone);
     const start = performance.now();
-    const result = this.session.step(n);
+    const result = await team.steps(this.session, n);
     const now = performance.now();
     const ms = now - start;
     this.runningMs += ms;
@@ -100,22 +102,32 @@ class Run {
   }
 }
 
+/** A failure no request expects: said to the page, and the queue goes on. */
+const unexpected = (error: unknown) => post({ kind: 'error', run: run?.id ?? 0, message: `the trainer failed: ${errorText(error)}` });
+
 let run: Run | null = null;
+const team = new Team();
+// Requests and chunks of steps, one at a time in the order they came.
+let queue = Promise.resolve();
 
 // Lets the page's messages in before the next chunk: a message posted to ourselves
 // is queued behind them (setTimeout(0) would be clamped to 4 ms after a few rounds).
+// The chunk then joins the queue of requests, so a request never lands mid-chunk
+// (while a shared step waits for its helpers).
 const channel = new MessageChannel();
-channel.port1.onmessage = () => loop();
+channel.port1.onmessage = () => {
+  scheduled = false;
+  queue = queue.then(chunk).catch(unexpected);
+};
 const next = () => channel.port2.postMessage(null);
 let scheduled = false;
 
-function loop(): void {
-  scheduled = false;
+async function chunk(): Promise<void> {
   const current = run;
   if (!current?.running) return;
   let more: boolean;
   try {
-    more = current.chunkOfSteps();
+    more = await current.chunkOfSteps();
   } catch (error) {
     current.running = false;
     post({ kind: 'error', run: current.id, message: errorText(error) });
@@ -137,6 +149,7 @@ function schedule(): void {
 }
 
 function drop(): void {
+  team.drop();
   run?.session.delete();
   run = null;
 }
@@ -151,9 +164,10 @@ async function handle(request: TrainerRequest): Promise<void> {
       post({ kind: 'error', run: request.run, message: error instanceof TrainError ? error.message : `the trainer failed: ${errorText(error)}` });
       return;
     }
+    await team.start(session, request.text, request.options);
     const { batch, context, steps } = request.options;
     run = new Run(request.run, session, steps, batch * context, request.probe);
-    post({ kind: 'started', run: run.id, info: session.info });
+    post({ kind: 'started', run: run.id, info: session.info, workers: team.workers });
     run.measure(); // step 0: the untrained model, the start of every curve
     run.running = true;
     schedule();
@@ -183,9 +197,8 @@ async function handle(request: TrainerRequest): Promise<void> {
 
 // Requests are handled in order: a start (which may wait for the module) holds back
 // the pause or reset sent after it.
-let queue = Promise.resolve();
 self.addEventListener('message', (event: MessageEvent<TrainerRequest>) => {
-  queue = queue.then(() => handle(event.data));
+  queue = queue.then(() => handle(event.data)).catch(unexpected);
 });
 
 loadTrainModule()
