@@ -82,7 +82,7 @@ public:
             std::copy(ids.begin(), ids.end(), tokens.begin());
             ForwardCapture<float> captured;
             full_forward(*model_, tokens, AttentionPath::grouped, capture ? &captured : nullptr);
-            json out = {{"tokens", {ids}}, {"labels", labels(ids)}};
+            json out = {{"tokens", {ids}}, {"labels", token_labels(*tokenizer_, ids)}};
             if (capture) {
                 json layers = json::array();
                 for (const LayerCapture<float>& layer : captured.layers) layers.push_back(layer_to_json(layer, fields));
@@ -150,12 +150,6 @@ private:
             throw InputError("at most " + std::to_string(context_ - 1) + " characters: the model was trained on " +
                              std::to_string(context_) + " positions");
         return ids;
-    }
-
-    json labels(const std::vector<std::int32_t>& ids) const {
-        json out = json::array();
-        for (const std::int32_t id : ids) out.push_back(id == tokenizer_->bos_id() ? "BOS" : tokenizer_->display(id));
-        return out;
     }
 
     std::unique_ptr<Model<float>> model_;

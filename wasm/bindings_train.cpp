@@ -29,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "capture_json.hpp"
 #include "json_args.hpp"
 #include "lessons/head_patterns.hpp"
 #include "tokenizer/character_vocabulary.hpp"
@@ -186,8 +187,7 @@ public:
             if (ids.size() > t.settings().batch.context)
                 throw InputError("at most " + std::to_string(t.settings().batch.context - 1) + " characters (the training context)");
             TinyBackend backend(t.model());
-            json labels = json::array(), layers = json::array();
-            for (const std::int32_t id : ids) labels.push_back(id == tokenizer_->bos_id() ? "BOS" : tokenizer_->display(id));
+            json layers = json::array();
             for (const Tensor4<float>& p : pass_probs(backend, ids)) {  // [1, Hq, T, T]
                 json heads = json::array();
                 for (std::size_t h = 0; h < p.shape(1); ++h) {
@@ -198,7 +198,7 @@ public:
                 }
                 layers.push_back(heads);
             }
-            return json{{"labels", labels}, {"probs", layers}};
+            return json{{"labels", token_labels(*tokenizer_, ids)}, {"probs", layers}};
         });
     }
 

@@ -56,4 +56,10 @@ std::vector<std::string> capture_fields(const json& options, bool& capture) {
     return fields;
 }
 
+json token_labels(const LlamaTokenizer& tokenizer, const std::vector<std::int32_t>& ids) {
+    json labels = json::array();
+    for (const std::int32_t id : ids) labels.push_back(id == tokenizer.bos_id() ? "BOS" : tokenizer.display(id));
+    return labels;
+}
+
 }  // namespace anatomy::wasm

@@ -1,6 +1,6 @@
 #include "kv_cache.hpp"
 
-#include <xtensor/xbuilder.hpp>
+#include <algorithm>
 
 namespace anatomy {
 
@@ -24,7 +24,18 @@ KVCache<Real> empty_cache(const ModelConfig& config, std::size_t batch) {
 
 template <typename Real>
 Tensor4<Real> append_rows(const Tensor4<Real>& cached, const Tensor4<Real>& fresh) {
-    return xt::concatenate(xt::xtuple(cached, fresh), 2);
+    const std::size_t B = fresh.shape(0), H = fresh.shape(1), S = cached.shape(2), T = fresh.shape(2), dh = fresh.shape(3);
+    if (cached.shape(0) != B || cached.shape(1) != H || cached.shape(3) != dh)
+        throw InputError("append_rows: the cache and the new rows differ in batch, heads or head size");
+    // Each (b, h)'s rows are contiguous in both: the S cached ones, then the T new ones.
+    // (xt::concatenate copies element by element through its steppers: 6% of a wasm training step.)
+    Tensor4<Real> out = Tensor4<Real>::from_shape({B, H, S + T, dh});
+    Real* to = out.data();
+    for (std::size_t bh = 0; bh < B * H; ++bh) {
+        to = std::copy_n(cached.data() + bh * S * dh, S * dh, to);
+        to = std::copy_n(fresh.data() + bh * T * dh, T * dh, to);
+    }
+    return out;
 }
 // [/anatomy:kv_cache]
 

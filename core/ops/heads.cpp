@@ -1,6 +1,7 @@
 #include "heads.hpp"
 
-#include <xtensor/xmanipulation.hpp>
+#include <algorithm>
+
 #include <xtensor/xview.hpp>
 
 namespace anatomy {
@@ -10,8 +11,13 @@ template <typename Real>
 Tensor4<Real> split_heads(const Tensor3<Real>& x, int n_heads) {
     const std::size_t B = x.shape(0), T = x.shape(1), H = std::size_t(n_heads);
     const std::size_t dh = x.shape(2) / H;
-    auto by_head = xt::reshape_view(x, {B, T, H, dh});           // [B, T, H, dh]
-    return Tensor4<Real>(xt::transpose(by_head, {0, 2, 1, 3}));  // [B, H, T, dh]
+    // Reshape [B, T, H*dh] -> [B, T, H, dh], then swap T and H: head h of position t is
+    // the dh channels h*dh .. (h+1)*dh - 1 of x[b, t].
+    Tensor4<Real> out = Tensor4<Real>::from_shape({B, H, T, dh});  // [B, H, T, dh]
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t h = 0; h < H; ++h) std::copy_n(&x(b, t, h * dh), dh, &out(b, h, t, 0));
+    return out;
 }
 // [/anatomy:split_heads]
 
@@ -19,8 +25,12 @@ Tensor4<Real> split_heads(const Tensor3<Real>& x, int n_heads) {
 template <typename Real>
 Tensor3<Real> merge_heads(const Tensor4<Real>& x) {
     const std::size_t B = x.shape(0), H = x.shape(1), T = x.shape(2), dh = x.shape(3);
-    const Tensor4<Real> by_position = xt::transpose(x, {0, 2, 1, 3});  // [B, T, H, dh]
-    return Tensor3<Real>(xt::reshape_view(by_position, {B, T, H * dh}));  // [B, T, H*dh]
+    // split_heads undone: swap H and T back, then lay each position's heads side by side.
+    Tensor3<Real> out = Tensor3<Real>::from_shape({B, T, H * dh});  // [B, T, H*dh]
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t h = 0; h < H; ++h) std::copy_n(&x(b, h, t, 0), dh, &out(b, t, h * dh));
+    return out;
 }
 // [/anatomy:merge_heads]
 

@@ -14,20 +14,52 @@
 //   held-out                   the last held-out loss on the plot
 //
 // and the step and the seconds of training at which the widget first saw a
-// previous-token score of 0.5 and an induction score of 0.4 (its milestones).
+// previous-token score of 0.5 and an induction score of 0.4 (its milestones);
+// it stops when both are reached and at least --min-seconds have passed.
 //
-// Usage (after scripts/build-web.sh):
-//   node web/bench/live-training.mjs [--seconds 240] [--every 10] [--repeats 0.25]
+// Then, side by side, native speed: `attn train` with the options the widget ran
+// (read from the page) on the same excerpt, with as many threads as the machine has
+// cores, before and after the browser's run; it prints the browser's median rate
+// over the samples after the first, the native runs' rates, and their ratio.
+//
+// Usage (after scripts/build.sh and scripts/build-web.sh):
+//   node web/bench/live-training.mjs [--seconds 240] [--every 10] [--repeats 0.25] [--min-seconds 60] [--native-steps 1500]
+// ATTN selects the binary (default build/native/native/attn).
 // Not part of ctest: timings depend on the machine and on what else it runs.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
-import { openPage, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+import { distDir, openPage, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
+
+/** Tokens per second of `attn train` with the widget's options on `textFile` (its record's training time). */
+function nativeRate(options, textFile, steps) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'live-training-native-'));
+  try {
+    const dir = path.join(out, 'model');
+    execFileSync(attn, ['train', '--text', textFile, '--out', dir, '--steps', String(steps), '--seed', String(options.seed),
+      '--context', String(options.context), '--batch', String(options.batch), '--lr', String(options.lr),
+      '--warmup', String(options.warmup), '--repeat-fraction', String(options.repeat_fraction),
+      '--config', JSON.stringify({ hidden_size: options.hidden_size, intermediate_size: 3 * options.hidden_size }),
+      '--threads', String(os.availableParallelism()), '--eval-every', '1000000'], { stdio: 'ignore' });
+    return JSON.parse(fs.readFileSync(path.join(dir, 'training.json'), 'utf8')).result.tokens_per_second;
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
-const seconds = option('seconds', 240), every = option('every', 10), repeats = args.includes('--repeats') ? String(option('repeats', 0.25)) : null;
+const seconds = option('seconds', 240), every = option('every', 10), nativeSteps = option('native-steps', 1500), minSeconds = option('min-seconds', 60), repeats = args.includes('--repeats') ? String(option('repeats', 0.25)) : null;
 
 const site = await startSite();
 try {
@@ -37,7 +69,18 @@ try {
   await page.waitForSelector('[data-testid="w10-start"]');
   if (repeats !== null) await page.selectOption('[data-testid="w10-repeats"]', repeats);
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${await page.getByTestId('w10-settings').textContent()}`);
+  const excerptFile = path.join(os.tmpdir(), `shakespeare-excerpt-${process.pid}.txt`);
+  fs.writeFileSync(excerptFile, zlib.gunzipSync(fs.readFileSync(path.join(distDir(), 'corpora', 'shakespeare-excerpt.txt.gz'))));
   await page.getByTestId('w10-start').click();
+  // Paused at once while attn train runs with the same options, so the two do not share the cores.
+  const phase = (name) => page.waitForSelector(`[data-widget="w10"] .widget-body[data-phase="${name}"]`);
+  await phase('running');
+  await page.getByTestId('w10-pause').click();
+  await phase('paused');
+  const options = JSON.parse(await page.getAttribute('[data-testid="w10-speed"]', 'data-options'));
+  const nativeBefore = nativeRate(options, excerptFile, nativeSteps);
+  await page.getByTestId('w10-start').click(); // Continue
+  const rates = [];
   const started = Date.now();
   console.log('  wall s  steps  tokens/s  train s  prev  induction  sink  probe stripe (head)  held-out');
   for (;;) {
@@ -65,16 +108,27 @@ try {
       };
     });
     const wall = (Date.now() - started) / 1000;
+    rates.push(sample.tokensPerSecond);
     console.log(`  ${wall.toFixed(0).padStart(6)}  ${String(sample.steps).padStart(5)}  ${String(sample.tokensPerSecond).padStart(8)}  ` +
       `${sample.trainSeconds.toFixed(1).padStart(7)}  ${sample.previous.toFixed(2)}  ${sample.induction.toFixed(2).padStart(9)}  ${sample.sink.toFixed(2)}  ` +
       `${sample.stripe ? `${sample.stripe.score.toFixed(2)} (${sample.stripe.head})`.padStart(19) : '                  -'}  ${sample.heldout ?? '-'}`);
-    const done = sample.milestones.length === 2 || sample.phase === 'finished' || wall >= seconds;
+    const done = (sample.milestones.length === 2 && wall >= minSeconds) || sample.phase === 'finished' || wall >= seconds;
     if (done) {
       for (const m of sample.milestones) console.log(`${m.pattern}: first reached its mark at step ${m.step}, after ${m.seconds} s of training`);
       if (!sample.milestones.length) console.log('no pattern reached its mark');
       break;
     }
   }
+  if (await page.getAttribute('[data-widget="w10"] .widget-body', 'data-phase') === 'running') {
+    await page.getByTestId('w10-pause').click();
+    await phase('paused');
+  }
+  const nativeAfter = nativeRate(options, excerptFile, nativeSteps);
+  fs.rmSync(excerptFile);
+  const browser = median(rates.slice(1)), native = median([nativeBefore, nativeAfter]);
+  console.log(`browser (${await page.getAttribute('[data-testid="w10-speed"]', 'data-workers')} workers): median ${Math.round(browser)} tokens/s; ` +
+    `attn train, ${os.availableParallelism()} threads, same options: ${Math.round(nativeBefore)} before, ${Math.round(nativeAfter)} after; ` +
+    `browser / native = ${(browser / native).toFixed(2)}`);
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   await close();
 } finally {

@@ -6,6 +6,7 @@
 import type { ModelConfig } from './core-types';
 import { loadTrainModule } from './train-core';
 import type { HeadPatterns } from './trained-core';
+import { unwrapResult } from './wasm-result';
 
 /** Where the page ships the trained model (web/public/models/shakespeare/). */
 export const shakespeareDir = './models/shakespeare';
@@ -55,11 +56,7 @@ interface RawCheckpoint {
   generate(text: string, count: number): string;
 }
 
-function unwrap<T>(out: string): T {
-  const result = JSON.parse(out);
-  if (result && typeof result === 'object' && 'error' in result) throw new CheckpointError(String(result.error));
-  return result as T;
-}
+const unwrap = <T>(out: string): T => unwrapResult<T>(out, (message) => new CheckpointError(message));
 
 async function fetchOk(url: string): Promise<Response> {
   const response = await fetch(url);

@@ -11,6 +11,7 @@ import type {
   BuildInfo, CachePayload, CatalogueEntry, Cost, CostOptions, ForwardOptions, ForwardResult, JudgeCases, Lookup,
   LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult, Trace, TraceOptions, VerifyResult,
 } from './core-types';
+import { unwrapResult } from './wasm-result';
 
 export type * from './core-types';
 
@@ -58,11 +59,7 @@ type RawCore = Record<string, unknown> & {
 };
 
 /** A result from the core: JSON text or an object; {error} becomes a CoreError. */
-function unwrap<T>(out: unknown): T {
-  const result = typeof out === 'string' ? JSON.parse(out) : out;
-  if (result && typeof result === 'object' && !Array.isArray(result) && 'error' in result) throw new CoreError(String(result.error));
-  return result as T;
-}
+const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
 
 function bind(raw: RawCore): Core {
   const run = <T>(name: string, ...args: (string | number)[]): T => {

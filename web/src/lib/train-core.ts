@@ -5,6 +5,7 @@
 import createAnatomyTrain from '@wasm/attention_train.js';
 import wasmUrl from '@wasm/attention_train.wasm?url';
 import type { HeadPatterns } from './trained-core';
+import { unwrapResult } from './wasm-result';
 
 export type { HeadPatterns, PatternScores } from './trained-core';
 
@@ -85,11 +86,7 @@ interface RawSession {
 
 type RawModule = { TrainingSession: new () => RawSession };
 
-function unwrap<T>(out: string): T {
-  const result = JSON.parse(out);
-  if (result && typeof result === 'object' && 'error' in result) throw new TrainError(String(result.error));
-  return result as T;
-}
+const unwrap = <T>(out: string): T => unwrapResult<T>(out, (message) => new TrainError(message));
 
 let loading: Promise<RawModule> | null = null;
 

@@ -6,6 +6,7 @@ import createAnatomyTrained from '@wasm/attention_trained.js';
 import wasmUrl from '@wasm/attention_trained.wasm?url';
 import { CoreError } from './core';
 import type { ModelConfig, Trace } from './core-types';
+import { unwrapResult } from './wasm-result';
 
 export interface TrainedInfo {
   config: ModelConfig;
@@ -82,11 +83,7 @@ interface RawSession {
 
 type RawModule = { TrainedSession: new () => RawSession };
 
-function unwrap<T>(out: unknown): T {
-  const result = typeof out === 'string' ? JSON.parse(out) : out;
-  if (result && typeof result === 'object' && 'error' in result) throw new CoreError(String(result.error));
-  return result as T;
-}
+const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
 
 let loading: Promise<RawModule> | null = null;
 

@@ -29,7 +29,7 @@ export const SECTIONS = {
   forward_layers: { file: 'core/model/forward.cpp', contains: ['decoder_layer(', 'cache.position +='] },
   forward_head: { file: 'core/model/forward.cpp', contains: ['model.weights.final_norm', 'tied_logits('] },
   // core/model/kv_cache.cpp
-  kv_cache: { file: 'core/model/kv_cache.cpp', contains: ['KVCache<Real> empty_cache(', 'Tensor4<Real> append_rows(', 'xt::concatenate'],
+  kv_cache: { file: 'core/model/kv_cache.cpp', contains: ['KVCache<Real> empty_cache(', 'Tensor4<Real> append_rows(', 'std::copy_n(fresh.data()'],
     noContract: { empty_cache: 'builds an empty cache from a config; no tensor goes in' } },
   // core/ops/*.cpp: one function per operation
   embedding: { file: 'core/ops/embedding.cpp', contains: ['Tensor3<Real> embed(', 'std::copy'] },
@@ -37,8 +37,8 @@ export const SECTIONS = {
   linear: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> linear(', 'matmul_accumulate(x.data(), false, w.data()'] },
   residual_add: { file: 'core/ops/linear.cpp', contains: ['Tensor3<Real> residual_add(', 'x + update'],
     noContract: { residual_add: 'elementwise: its comment says both are [B, T, D]' } },
-  split_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> split_heads(', 'xt::reshape_view', 'xt::transpose'] },
-  merge_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor3<Real> merge_heads(', 'xt::transpose', 'H * dh'] },
+  split_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> split_heads(', 'from_shape({B, H, T, dh})', 'std::copy_n(&x(b, t, h * dh)'] },
+  merge_heads: { file: 'core/ops/heads.cpp', contains: ['Tensor3<Real> merge_heads(', 'from_shape({B, T, H * dh})', 'std::copy_n(&x(b, h, t, 0)'] },
   repeat_kv: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> repeat_kv(', 'h / std::size_t(group)'] },
   rope: { file: 'core/ops/rope.cpp', contains: ['rope_angles(', 'std::pow(theta', 'Tensor4<Real> apply_rope(', 'a * c - bb * s'],
     noContract: { rope_pair_channels: 'two channel numbers, no tensor' } },
@@ -179,12 +179,12 @@ export const OPERATIONS = [
         notes: [
           { match: 'x.shape(2) / H', note: 'dh = width / H: 32 / 4 = 8 for queries, 16 / 2 = 8 for keys and values.' },
           {
-            match: 'xt::reshape_view(x, {B, T, H, dh})',
-            note: 'The reshape only regroups: channels h·dh … h·dh + dh − 1 of each token become head h. No number moves.',
+            match: 'Reshape [B, T, H*dh] -> [B, T, H, dh]',
+            note: 'The reshape only regroups: channels h·dh … h·dh + dh − 1 of each token become head h. Then the T and H axes swap. Why the swap: reshaping straight to [B, H, T, dh] would cut the flat memory into consecutive chunks, so one “head” would hold channels from several positions.',
           },
           {
-            match: 'xt::transpose(by_head, {0, 2, 1, 3})',
-            note: 'Why the transpose: it swaps the T and H axes. Reshaping straight to [B, H, T, dh] would cut the flat memory into consecutive chunks, so one “head” would hold channels from several positions. Building a Tensor4 from the view makes the transposed copy contiguous.',
+            match: 'std::copy_n(&x(b, t, h * dh), dh, &out(b, h, t, 0))',
+            note: 'Both steps as one copy: head h’s dh channels of position t go to row t of head h. The numbers are only moved, never changed.',
           },
         ],
       },
@@ -444,12 +444,8 @@ export const OPERATIONS = [
         sections: ['merge_heads'],
         notes: [
           {
-            match: 'xt::transpose(x, {0, 2, 1, 3})',
-            note: 'Move the head axis back behind time, [B, H, T, dh] → [B, T, H, dh], as a contiguous tensor.',
-          },
-          {
-            match: '{B, T, H * dh}',
-            note: 'Then flatten the last two axes: head h fills channels h·dh … h·dh + dh − 1, the channels split_heads took it from.',
+            match: 'std::copy_n(&x(b, h, t, 0), dh, &out(b, t, h * dh))',
+            note: 'Row t of head h goes back to position t, where head h fills channels h·dh … h·dh + dh − 1: the channels split_heads took it from.',
           },
         ],
       },
@@ -612,7 +608,7 @@ export const OPERATIONS = [
             match: 'std::size_t(config.n_kv_heads), 0',
             note: 'An empty cache has S = 0 rows. Its width is n_kv_heads, not n_heads: GQA shrinks the cache by the group factor.',
           },
-          { match: 'xt::concatenate(xt::xtuple(cached, fresh), 2)', note: 'Appending is a concatenation along axis 2, the sequence axis.' },
+          { match: 'to = std::copy_n(fresh.data() + bh * T * dh, T * dh, to);', note: 'Appending is a concatenation along axis 2, the sequence axis: for each sequence and KV head, the S cached rows, then the T new ones.' },
         ],
       },
     ],

@@ -1,8 +1,10 @@
 // A helper of W10's worker: a replica of the training run that computes its share
 // of every step's shards (shard s when s mod W is its index) and ends each step
 // with every shard, as the worker does, so its weights stay the worker's, bit for
-// bit. The worker (live-training-team.ts) starts it and talks to it; it never
-// measures or draws anything.
+// bit. It runs a step ahead of the worker: once a step is ended it begins the next
+// and sends its shards of it, so they are ready when the worker gets there. The
+// worker (live-training-team.ts) starts it and talks to it; it never measures or
+// draws anything.
 //
 //   worker -> helper   HelperRequest  (live-training-protocol.ts)
 //   helper -> worker   HelperMessage
@@ -13,7 +15,8 @@ import type { HelperMessage, HelperRequest } from './live-training-protocol';
 declare const self: DedicatedWorkerGlobalScope;
 
 let session: TrainingSession | null = null;
-let index = 1, workers = 2;
+let run = 0, index = 1, workers = 2;
+let missing = 0; // shards of the current step still to come from the others
 
 const post = (message: HelperMessage, transfer: Transferable[] = []) => self.postMessage(message, transfer);
 
@@ -22,36 +25,45 @@ function drop(): void {
   session = null;
 }
 
+/** Begins the next step and sends this helper's shards of it. */
+function beginStep(current: TrainingSession): void {
+  const count = current.beginStep();
+  const shards: Shard[] = [];
+  for (let s = index; s < count; s += workers) shards.push(current.computeShard(s));
+  missing = count - shards.length;
+  post({ kind: 'shards', run, shards }, shards.map((shard) => shard.gradients.buffer));
+}
+
 async function handle(request: HelperRequest): Promise<void> {
   switch (request.kind) {
     case 'start':
       drop();
-      ({ index, workers } = request);
+      ({ run, index, workers } = request);
       session = await startTraining(request.text, request.options);
-      post({ kind: 'started' });
+      post({ kind: 'started', run });
+      beginStep(session);
       return;
-    case 'step': {
-      if (!session) throw new Error('the helper has no run to step');
-      if (request.finish) {
-        for (const shard of request.finish) session.receiveShard(shard);
-        session.endStep();
-      }
-      const count = session.beginStep();
-      const shards: Shard[] = [];
-      for (let s = index; s < count; s += workers) shards.push(session.computeShard(s));
-      post({ kind: 'shards', shards }, shards.map((shard) => shard.gradients.buffer));
+    case 'shards':
+      if (!session || request.run !== run) return; // for a run that is gone
+      for (const shard of request.shards) session.receiveShard(shard);
+      missing -= request.shards.length;
+      if (missing > 0) return;
+      session.endStep();
+      beginStep(session);
       return;
-    }
     case 'drop':
       drop();
       return;
   }
 }
 
-// In order, one at a time: a step waits for the start before it.
+// In order, one at a time: shards wait for the start before them.
 let queue = Promise.resolve();
 self.addEventListener('message', (event: MessageEvent<HelperRequest>) => {
   queue = queue
     .then(() => handle(event.data))
-    .catch((error) => post({ kind: 'error', message: error instanceof Error ? error.message : String(error) }));
+    .catch((error) => {
+      drop();
+      post({ kind: 'error', run, message: error instanceof Error ? error.message : String(error) });
+    });
 });

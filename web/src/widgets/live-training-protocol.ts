@@ -58,20 +58,21 @@ export type TrainerMessage =
 
 // Between the worker and its helpers (live-training-team.ts, live-training-helper.ts).
 // Each helper holds a replica of the run; shard s of every batch is computed by
-// worker s mod W (the worker itself is 0, helper k is k).
+// worker s mod W (the worker itself is 0, helper k is k). A helper runs a step
+// ahead: as soon as it has every shard of a step it ends it, begins the next and
+// sends its shards of that one. Answers carry the run they belong to, so one still
+// on its way from a run that is gone is recognised and dropped.
 
 export type HelperRequest =
   /** A replica of the run the worker starts: the same text and options, so the same batches. */
-  | { kind: 'start'; text: string; options: TrainingOptions; index: number; workers: number }
-  /**
-   * End the step before (when `finish` holds the shards of it this helper did not
-   * compute), then begin the next and answer with this helper's shards of it.
-   */
-  | { kind: 'step'; finish: Shard[] | null }
+  | { kind: 'start'; run: number; text: string; options: TrainingOptions; index: number; workers: number }
+  /** Shards of the helper's current step computed elsewhere; with all of them it ends the step. */
+  | { kind: 'shards'; run: number; shards: Shard[] }
   /** Drops the replica. */
   | { kind: 'drop' };
 
 export type HelperMessage =
-  | { kind: 'started' }
-  | { kind: 'shards'; shards: Shard[] }
-  | { kind: 'error'; message: string };
+  /** Started: its shards of the first step follow. */
+  | { kind: 'started'; run: number }
+  | { kind: 'shards'; run: number; shards: Shard[] }
+  | { kind: 'error'; run: number; message: string };

@@ -14,7 +14,7 @@ import type { HelperMessage, HelperRequest } from './live-training-protocol';
 
 const maxWorkers = 4;
 
-/** One helper worker: requests in, answers out in the same order. */
+/** One helper worker: requests in, the current run's answers out in order. */
 class Helper {
   private readonly worker = new Worker(new URL('./live-training-helper.ts', import.meta.url), { type: 'module', name: 'live training helper' });
   private readonly arrived: HelperMessage[] = [];
@@ -27,19 +27,22 @@ class Helper {
       else this.arrived.push(message);
     };
     this.worker.addEventListener('message', (event: MessageEvent<HelperMessage>) => deliver(event.data));
-    this.worker.addEventListener('error', (event) => deliver({ kind: 'error', message: event.message || 'the helper failed to load' }));
+    this.worker.addEventListener('error', (event) => deliver({ kind: 'error', run: -1, message: event.message || 'the helper failed to load' }));
   }
 
   send(request: HelperRequest): void {
     this.worker.postMessage(request);
   }
 
-  /** The next answer; throws the helper's error. */
-  async answer<K extends HelperMessage['kind']>(kind: K): Promise<Extract<HelperMessage, { kind: K }>> {
-    const message = this.arrived.shift() ?? (await new Promise<HelperMessage>((resolve) => this.waiting.push(resolve)));
-    if (message.kind === 'error') throw new Error(`a training helper failed: ${message.message}`);
-    if (message.kind !== kind) throw new Error(`a training helper answered ${message.kind}, not ${kind}`);
-    return message as Extract<HelperMessage, { kind: K }>;
+  /** The next answer about `run` (those about earlier runs are dropped); throws the helper's error. */
+  async answer<K extends HelperMessage['kind']>(kind: K, run: number): Promise<Extract<HelperMessage, { kind: K }>> {
+    for (;;) {
+      const message = this.arrived.shift() ?? (await new Promise<HelperMessage>((resolve) => this.waiting.push(resolve)));
+      if (message.kind === 'error' && (message.run === run || message.run === -1)) throw new Error(`a training helper failed: ${message.message}`);
+      if (message.run !== run) continue;
+      if (message.kind !== kind) throw new Error(`a training helper answered ${message.kind}, not ${kind}`);
+      return message as Extract<HelperMessage, { kind: K }>;
+    }
   }
 
   terminate(): void {
@@ -49,8 +52,8 @@ class Helper {
 
 export class Team {
   private helpers: Helper[] = [];
-  private active = 0;                   // helpers in the current run: W - 1
-  private last: Shard[] | null = null;  // the last step's shards, which the helpers have not all seen
+  private active = 0;  // helpers in the current run: W - 1
+  private run = 0;     // numbers the runs, so that late answers from an earlier one are known
 
   /** The workers sharing each step of the current run. */
   get workers(): number {
@@ -65,11 +68,12 @@ export class Team {
   async start(session: TrainingSession, text: string, options: TrainingOptions): Promise<void> {
     this.drop();
     const workers = Math.max(1, Math.min(maxWorkers, session.info.shards, navigator.hardwareConcurrency || 1));
+    const run = ++this.run;
     try {
       while (this.helpers.length < workers - 1) this.helpers.push(new Helper());
       const starting = this.helpers.slice(0, workers - 1);
-      starting.forEach((helper, k) => helper.send({ kind: 'start', text, options, index: k + 1, workers }));
-      for (const helper of starting) await helper.answer('started');
+      starting.forEach((helper, k) => helper.send({ kind: 'start', run, text, options, index: k + 1, workers }));
+      for (const helper of starting) await helper.answer('started', run);
       this.active = workers - 1;
     } catch {
       this.stopHelpers();
@@ -101,31 +105,29 @@ export class Team {
   drop(): void {
     for (const helper of this.helpers.slice(0, this.active)) helper.send({ kind: 'drop' });
     this.active = 0;
-    this.last = null;
   }
 
-  /** Ends every helper: answers still on their way cannot be taken for the next run's. */
+  /** Ends every helper, after a failure: the next run starts new ones. */
   private stopHelpers(): void {
     for (const helper of this.helpers) helper.terminate();
     this.helpers = [];
     this.active = 0;
-    this.last = null;
   }
 
   private async step(session: TrainingSession): Promise<{ steps_done: number; loss: number; norm: number }> {
-    const W = this.workers, helpers = this.helpers.slice(0, this.active);
-    // Each helper first ends the last step with the shards it lacks, then computes its
-    // own of this one, while the worker computes its own here.
-    helpers.forEach((helper, k) => helper.send({ kind: 'step', finish: this.last?.filter((shard) => shard.s % W !== k + 1) ?? null }));
+    const run = this.run, helpers = this.helpers.slice(0, this.active), W = this.workers;
+    // The helpers began this step when they ended the last one; the worker begins it
+    // here, computes its shards and sends them on, then takes theirs as they come,
+    // passing each helper's on to the others.
     const count = session.beginStep();
-    const shards: Shard[] = [];
-    for (let s = 0; s < count; s += W) shards.push(session.computeShard(s));
-    for (const helper of helpers) {
-      const { shards: theirs } = await helper.answer('shards');
-      for (const shard of theirs) session.receiveShard(shard);
-      shards.push(...theirs);
+    const mine: Shard[] = [];
+    for (let s = 0; s < count; s += W) mine.push(session.computeShard(s));
+    for (const helper of helpers) helper.send({ kind: 'shards', run, shards: mine });
+    for (const [k, helper] of helpers.entries()) {
+      const { shards } = await helper.answer('shards', run);
+      for (const shard of shards) session.receiveShard(shard);
+      helpers.forEach((other, j) => j !== k && other.send({ kind: 'shards', run, shards }));
     }
-    this.last = shards;
     return session.endStep();
   }
 }
