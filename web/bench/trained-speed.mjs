@@ -84,10 +84,10 @@ const report = { load_average_start: os.loadavg().map((x) => round(x, 2)) };
         await page.waitForSelector('[data-testid="w9-patterns"] table');
         const box = page.getByTestId('w9-text');
         for (const char of 'One day she saw a dog.'.slice(0, 20)) {
-          const before = await page.getByTestId('w9-timing').getAttribute('data-ms');
+          const before = await page.getByTestId('w9-timing').getAttribute('data-updates');
           await box.press('End');
           await box.pressSequentially(char);
-          await page.waitForFunction((b) => document.querySelector('[data-testid="w9-timing"]').dataset.ms !== b, before);
+          await page.waitForFunction((b) => document.querySelector('[data-testid="w9-timing"]').dataset.updates !== b, before);
           typed.push(Number(await page.getByTestId('w9-timing').getAttribute('data-ms')));
         }
       }

@@ -112,6 +112,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   const showTime = (renderMs: number, coreMs?: number) => {
     timing.textContent = `updated in ${renderMs.toFixed(1)} ms` + (coreMs === undefined ? '' : ` (forward pass ${coreMs.toFixed(1)} ms)`);
     timing.dataset.ms = renderMs.toFixed(3);
+    timing.dataset.updates = String(Number(timing.dataset.updates ?? 0) + 1); // two updates may take the same time
   };
   const attentionRun = (): AttentionRun => ({
     config,
