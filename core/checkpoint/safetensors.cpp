@@ -19,8 +19,9 @@ DType dtype_from_name(const std::string& name, const std::string& tensor, const 
     if (name == "F32") return DType::f32;
     if (name == "F16") return DType::f16;
     if (name == "BF16") return DType::bf16;
+    if (name == "F64") return DType::f64;
     throw InputError(source + ": tensor '" + tensor + "' has unsupported dtype '" + name +
-                     "' (supported: F32, F16, BF16)");
+                     "' (supported: F32, F16, BF16, F64)");
 }
 
 std::uint16_t load_u16(const std::uint8_t* p) { return std::uint16_t(p[0] | (p[1] << 8)); }
@@ -44,11 +45,20 @@ std::string dtype_name(DType dtype) {
         case DType::f32: return "F32";
         case DType::f16: return "F16";
         case DType::bf16: return "BF16";
+        case DType::f64: return "F64";
     }
     return "?";
 }
 
-std::size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
+std::size_t dtype_size(DType dtype) {
+    switch (dtype) {
+        case DType::f32: return 4;
+        case DType::f16:
+        case DType::bf16: return 2;
+        case DType::f64: return 8;
+    }
+    return 0;
+}
 
 std::size_t TensorEntry::elements() const {
     std::size_t n = 1;
@@ -138,6 +148,12 @@ std::vector<float> SafetensorsView::read_floats(const std::string& name) const {
     return decode_values(data_ + entry->begin, entry->dtype, entry->elements());
 }
 
+std::vector<double> SafetensorsView::read_doubles(const std::string& name) const {
+    const TensorEntry* entry = find(name);
+    if (!entry) throw InputError(source_ + ": missing tensor '" + name + "'");
+    return decode_doubles(data_ + entry->begin, entry->dtype, entry->elements());
+}
+
 std::size_t TensorSpec::elements() const {
     std::size_t n = 1;
     for (std::size_t d : shape) n *= d;
@@ -169,6 +185,11 @@ void encode_values(const std::vector<float>& values, DType dtype, std::vector<st
         if (dtype == DType::f32) {
             const std::uint32_t bits = float_bits(value);
             for (int b = 0; b < 4; ++b) out.push_back(std::uint8_t(bits >> (8 * b)));
+        } else if (dtype == DType::f64) {
+            std::uint64_t bits;
+            const double wide = value;
+            std::memcpy(&bits, &wide, 8);
+            for (int b = 0; b < 8; ++b) out.push_back(std::uint8_t(bits >> (8 * b)));
         } else {
             const std::uint16_t bits = dtype == DType::f16 ? float_to_half(value) : float_to_bfloat16(value);
             out.push_back(std::uint8_t(bits));
@@ -177,22 +198,40 @@ void encode_values(const std::vector<float>& values, DType dtype, std::vector<st
     }
 }
 
-std::vector<float> decode_values(const std::uint8_t* p, DType dtype, std::size_t n) {
-    std::vector<float> out(n);
+namespace {
+
+// `n` values stored in `dtype`, as Out: exact, except F64 rounded when Out is float.
+template <typename Out>
+std::vector<Out> decode_as(const std::uint8_t* p, DType dtype, std::size_t n) {
+    std::vector<Out> out(n);
     for (std::size_t i = 0; i < n; ++i) {
         switch (dtype) {
             case DType::f32: {
                 std::uint32_t bits = 0;
                 for (int b = 3; b >= 0; --b) bits = (bits << 8) | p[4 * i + b];
-                out[i] = bits_float(bits);
+                out[i] = Out(bits_float(bits));
                 break;
             }
-            case DType::f16: out[i] = half_to_float(load_u16(p + 2 * i)); break;
-            case DType::bf16: out[i] = bfloat16_to_float(load_u16(p + 2 * i)); break;
+            case DType::f16: out[i] = Out(half_to_float(load_u16(p + 2 * i))); break;
+            case DType::bf16: out[i] = Out(bfloat16_to_float(load_u16(p + 2 * i))); break;
+            case DType::f64: {
+                std::uint64_t bits = 0;
+                for (int b = 7; b >= 0; --b) bits = (bits << 8) | p[8 * i + b];
+                double value;
+                std::memcpy(&value, &bits, 8);
+                out[i] = Out(value);
+                break;
+            }
         }
     }
     return out;
 }
+
+}  // namespace
+
+std::vector<double> decode_doubles(const std::uint8_t* p, DType dtype, std::size_t n) { return decode_as<double>(p, dtype, n); }
+
+std::vector<float> decode_values(const std::uint8_t* p, DType dtype, std::size_t n) { return decode_as<float>(p, dtype, n); }
 
 std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tensors, DType dtype,
                                             const std::map<std::string, std::string>& metadata) {

@@ -13,9 +13,11 @@
 
 namespace anatomy {
 
-enum class DType { f32, f16, bf16 };
+// F64 is read (a learner's tensors for attn diff, core/diff) and written; the
+// weight views refuse it (core/pretrained/weight_view.hpp): no checkpoint ships it.
+enum class DType { f32, f16, bf16, f64 };
 
-std::string dtype_name(DType dtype);  // "F32", "F16", "BF16"
+std::string dtype_name(DType dtype);  // "F32", "F16", "BF16", "F64"
 std::size_t dtype_size(DType dtype);
 
 struct TensorEntry {
@@ -40,6 +42,8 @@ public:
 
     // The tensor's values converted to float, row-major.
     std::vector<float> read_floats(const std::string& name) const;
+    // The same as doubles (exact for every dtype).
+    std::vector<double> read_doubles(const std::string& name) const;
 
 private:
     const std::uint8_t* data_ = nullptr;  // start of the data section
@@ -72,7 +76,9 @@ std::vector<std::uint8_t> safetensors_header(const std::vector<TensorSpec>& tens
                                              const std::map<std::string, std::string>& metadata = {});
 // `values` in `dtype`, little-endian, appended to `out`.
 void encode_values(const std::vector<float>& values, DType dtype, std::vector<std::uint8_t>& out);
-// The reverse: `n` values stored in `dtype`, little-endian, widened to float (exactly).
+// The reverse: `n` values stored in `dtype`, little-endian, widened to double
+// (exactly); decode_values rounds F64 to float, the others exactly.
+std::vector<double> decode_doubles(const std::uint8_t* bytes, DType dtype, std::size_t n);
 std::vector<float> decode_values(const std::uint8_t* bytes, DType dtype, std::size_t n);
 
 // IEEE binary16 and bfloat16 conversions, exact in the widening direction.

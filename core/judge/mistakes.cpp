@@ -71,12 +71,12 @@ Nd matmul(const Nd& a, const Nd& w) {  // [B, T, in] @ [in, out]
 
 }  // namespace
 
-Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& r) {
+AttentionSteps attention_recipe_steps(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& r) {
     const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), D = q.shape(3);
     const std::size_t Hkv = k.shape(1), S = k.shape(2);
     const std::size_t group = Hq / Hkv;
     const double scale = scale_of(r.scale, D);
-    Nd out = xt::zeros<double>({B, Hq, T, D});
+    AttentionSteps steps{xt::zeros<double>({B, Hq, T, S}), xt::zeros<double>({B, Hq, T, S}), xt::zeros<double>({B, Hq, T, D})};
     std::vector<double> p(T * S);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < Hq; ++h) {
@@ -85,6 +85,7 @@ Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe
                 for (std::size_t s = 0; s < S; ++s) {
                     double dot = 0;
                     for (std::size_t d = 0; d < D; ++d) dot += q(b, h, t, d) * k(b, g, s, d);
+                    steps.scores(b, h, t, s) = dot * scale;
                     const bool keep = r.mask_after_softmax || visible(r, t, s, T, S);
                     p[t * S + s] = keep ? dot * scale : -inf;
                 }
@@ -98,10 +99,16 @@ Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe
                     for (std::size_t s = 0; s < S; ++s)
                         if (!visible(r, t, s, T, S)) p[t * S + s] = 0;
             for (std::size_t t = 0; t < T; ++t)
-                for (std::size_t s = 0; s < S; ++s)
-                    for (std::size_t d = 0; d < D; ++d) out(b, h, t, d) += p[t * S + s] * v(b, g, s, d);
+                for (std::size_t s = 0; s < S; ++s) {
+                    steps.probs(b, h, t, s) = p[t * S + s];
+                    for (std::size_t d = 0; d < D; ++d) steps.out(b, h, t, d) += p[t * S + s] * v(b, g, s, d);
+                }
         }
-    return out;
+    return steps;
+}
+
+Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& r) {
+    return attention_recipe_steps(q, k, v, r).out;
 }
 
 Nd online_attention_without_rescale(const Nd& q, const Nd& k, const Nd& v, int block_size) {
@@ -155,18 +162,26 @@ Nd softmax_over_columns(const Nd& x) {
     return out;
 }
 
+Nd split_heads_recipe(const Nd& y, std::size_t H, HeadLayout layout) {
+    const std::size_t B = y.shape(0), T = y.shape(1), dh = y.shape(2) / H;
+    if (layout == HeadLayout::reshape_only) return Nd(xt::reshape_view(y, {B, H, T, dh}));
+    return Nd(xt::transpose(Nd(xt::reshape_view(y, {B, T, H, dh})), {0, 2, 1, 3}));
+}
+
+Nd merge_heads_recipe(const Nd& heads, HeadLayout layout) {
+    const std::size_t B = heads.shape(0), H = heads.shape(1), T = heads.shape(2), dh = heads.shape(3);
+    if (layout == HeadLayout::reshape_only) return Nd(xt::reshape_view(heads, {B, T, H * dh}));
+    return Nd(xt::reshape_view(Nd(xt::transpose(heads, {0, 2, 1, 3})), {B, T, H * dh}));
+}
+
+Nd projection_recipe(const Nd& x, const Nd& w) { return matmul(x, w); }
+
 Nd mha_recipe(const Nd& x, const Nd& wq, const Nd& wk, const Nd& wv, const Nd& wo, int n_heads,
               const AttentionRecipe& recipe, HeadLayout split, HeadLayout merge) {
-    const std::size_t B = x.shape(0), T = x.shape(1), H = std::size_t(n_heads), dh = wq.shape(1) / H;
-    auto split_heads = [&](const Nd& y) -> Nd {  // [B, T, H*dh] -> [B, H, T, dh]
-        if (split == HeadLayout::reshape_only) return Nd(xt::reshape_view(y, {B, H, T, dh}));
-        return Nd(xt::transpose(Nd(xt::reshape_view(y, {B, T, H, dh})), {0, 2, 1, 3}));
-    };
-    const Nd heads = attention_recipe(split_heads(matmul(x, wq)), split_heads(matmul(x, wk)), split_heads(matmul(x, wv)), recipe);
-    const Nd merged = merge == HeadLayout::reshape_only
-                          ? Nd(xt::reshape_view(heads, {B, T, H * dh}))
-                          : Nd(xt::reshape_view(Nd(xt::transpose(heads, {0, 2, 1, 3})), {B, T, H * dh}));
-    return matmul(merged, wo);
+    const std::size_t H = std::size_t(n_heads);
+    const Nd heads = attention_recipe(split_heads_recipe(matmul(x, wq), H, split), split_heads_recipe(matmul(x, wk), H, split),
+                                      split_heads_recipe(matmul(x, wv), H, split), recipe);
+    return matmul(merge_heads_recipe(heads, merge), wo);
 }
 
 Nd rmsnorm_mistake(const Nd& x, const Nd& weight, double eps, RmsMistake mistake) {
@@ -198,6 +213,7 @@ Nd rope_mistake(const Nd& x, const Nd& positions, double theta, RopeMistake mist
             const double exponent = mistake == RopeMistake::exponent_without_two ? double(i) / double(D) : 2.0 * double(i) / double(D);
             double angle = positions(t) * std::pow(theta, -exponent);
             if (mistake == RopeMistake::wrong_sign) angle = -angle;
+            // half_split_pairs is the rule itself here: a mistake only for a model that pairs (2i, 2i+1).
             const std::size_t a = mistake == RopeMistake::interleaved_pairs ? 2 * i : i;
             const std::size_t c = mistake == RopeMistake::interleaved_pairs ? 2 * i + 1 : i + half;
             for (std::size_t b = 0; b < B; ++b)

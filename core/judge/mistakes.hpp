@@ -30,6 +30,15 @@ struct AttentionRecipe {
 //   q [B, Hq, T, D], k, v [B, Hkv, S, D]  ->  [B, Hq, T, D]
 Nd attention_recipe(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& recipe);
 
+// The same computation with its intermediates, for attn diff (core/diff), which
+// compares a learner's scores and probabilities too.
+struct AttentionSteps {
+    Nd scores;  // [B, Hq, T, S]  q.k times the recipe's scale, before any mask
+    Nd probs;   // [B, Hq, T, S]  the recipe's weights (masked cells 0)
+    Nd out;     // [B, Hq, T, D]
+};
+AttentionSteps attention_recipe_steps(const Nd& q, const Nd& k, const Nd& v, const AttentionRecipe& recipe);
+
 // Online softmax that forgets to rescale the running sum and accumulator when the max grows.
 Nd online_attention_without_rescale(const Nd& q, const Nd& k, const Nd& v, int block_size);
 
@@ -39,13 +48,22 @@ Nd softmax_over_columns(const Nd& x);
 
 // Multi-head attention with the heads split or merged by a bare reshape (no transpose).
 enum class HeadLayout { transpose, reshape_only };
+//   y [B, T, H*dh]  ->  [B, H, T, dh]; and back
+Nd split_heads_recipe(const Nd& y, std::size_t n_heads, HeadLayout layout);
+Nd merge_heads_recipe(const Nd& heads, HeadLayout layout);
+// A projection as a learner writes it: x [B, T, in] @ w [in, out]  ->  [B, T, out].
+// Given a weight stored [out, in] (a checkpoint's layout) it is the "weights used
+// [in, out]" mistake when out == in.
+Nd projection_recipe(const Nd& x, const Nd& w);
 Nd mha_recipe(const Nd& x, const Nd& wq, const Nd& wk, const Nd& wv, const Nd& wo, int n_heads,
               const AttentionRecipe& recipe, HeadLayout split, HeadLayout merge);
 
 enum class RmsMistake { mean_subtracted, eps_outside_sqrt, weight_ignored };
 Nd rmsnorm_mistake(const Nd& x, const Nd& weight, double eps, RmsMistake mistake);
 
-enum class RopeMistake { interleaved_pairs, wrong_sign, exponent_without_two };
+// interleaved_pairs: (2i, 2i+1) where the half-split pairing (i, i + D/2) is right;
+// half_split_pairs: the reverse mistake, for a model that pairs adjacent channels.
+enum class RopeMistake { interleaved_pairs, half_split_pairs, wrong_sign, exponent_without_two };
 Nd rope_mistake(const Nd& x, const Nd& positions, double theta, RopeMistake mistake);
 
 enum class SwigluMistake { gate_and_up_swapped, sigmoid_gate, relu_gate };

@@ -17,5 +17,6 @@ CommandRunner add_tokenize_command(CLI::App& app);
 CommandRunner add_probe_command(CLI::App& app);
 CommandRunner add_bench_command(CLI::App& app);
 CommandRunner add_train_command(CLI::App& app);
+CommandRunner add_diff_command(CLI::App& app);
 
 }  // namespace anatomy::native

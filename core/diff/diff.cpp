@@ -1,0 +1,290 @@
+#include "diff.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmanipulation.hpp>
+
+#include "../judge/mistakes.hpp"
+#include "../model/forward.hpp"
+#include "../ops/rms_norm.hpp"
+
+namespace anatomy {
+namespace {
+
+using judge::Nd;
+using nlohmann::json;
+
+// One name of the table: where it sits in the data flow and its layout for these tokens.
+struct Slot {
+    std::string name;                // "layers.0.q"
+    std::string op;                  // "q": the name without its layer
+    int layer = -1;                  // -1 outside the layers
+    std::vector<std::size_t> shape;
+    std::vector<std::string> axes;   // what each index counts
+};
+
+// Every name, in the order the forward computes them.
+std::vector<Slot> table(const ModelConfig& c, std::size_t B, std::size_t T) {
+    const std::size_t D = std::size_t(c.hidden_size), Hq = std::size_t(c.n_heads), Hkv = std::size_t(c.n_kv_heads);
+    const std::size_t dh = std::size_t(c.head_dim), V = std::size_t(c.vocab_size), S = T;
+    const std::vector<std::string> rows = {"sequence", "position", "channel"}, heads = {"sequence", "head", "position", "channel"},
+                                   maps = {"sequence", "head", "position", "key"};
+    std::vector<Slot> slots = {{"embed", "embed", -1, {B, T, D}, rows}};
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string at = "layers." + std::to_string(l) + ".";
+        const auto add = [&](const std::string& op, std::vector<std::size_t> shape, const std::vector<std::string>& axes) {
+            slots.push_back({at + op, op, l, std::move(shape), axes});
+        };
+        add("attn_norm", {B, T, D}, rows);
+        add("q", {B, Hq, T, dh}, heads), add("k", {B, Hkv, T, dh}, heads), add("v", {B, Hkv, T, dh}, heads);
+        add("q_rope", {B, Hq, T, dh}, heads), add("k_rope", {B, Hkv, T, dh}, heads);
+        add("scores", {B, Hq, T, S}, maps), add("probs", {B, Hq, T, S}, maps), add("heads", {B, Hq, T, dh}, heads);
+        add("attn_out", {B, T, D}, rows), add("resid_mid", {B, T, D}, rows), add("ffn_norm", {B, T, D}, rows);
+        add("ffn_out", {B, T, D}, rows), add("out", {B, T, D}, rows);
+    }
+    slots.push_back({"final_norm", "final_norm", -1, {B, T, D}, rows});
+    slots.push_back({"logits", "logits", -1, {B, T, V}, {"sequence", "position", "token"}});
+    return slots;
+}
+
+// The core's forward in float64, every tensor of the table by name.
+struct Ours {
+    Model<double> model;
+    ForwardCapture<double> capture;
+    std::map<std::string, Nd> tensors;
+};
+
+Ours run_ours(const Model<float>& weights, const TokenIds& tokens) {
+    Ours o{cast_model<double>(weights), {}, {}};
+    const Tensor3<double> logits = full_forward(o.model, tokens, AttentionPath::grouped, &o.capture);
+    const ModelConfig& c = o.model.config;
+    o.tensors["embed"] = o.capture.layers.front().input;
+    for (std::size_t l = 0; l < o.capture.layers.size(); ++l) {
+        const LayerCapture<double>& f = o.capture.layers[l];
+        const std::string at = "layers." + std::to_string(l) + ".";
+        o.tensors[at + "attn_norm"] = f.normed_input;
+        o.tensors[at + "q"] = f.q, o.tensors[at + "k"] = f.k, o.tensors[at + "v"] = f.v;
+        o.tensors[at + "q_rope"] = f.q_rope, o.tensors[at + "k_rope"] = f.k_rope;
+        o.tensors[at + "scores"] = f.scores, o.tensors[at + "probs"] = f.probs, o.tensors[at + "heads"] = f.head_outputs;
+        o.tensors[at + "attn_out"] = f.attention_update, o.tensors[at + "resid_mid"] = f.after_attention;
+        o.tensors[at + "ffn_norm"] = rms_norm(f.after_attention, o.model.weights.layers[l].ffn_norm, c.rms_norm_eps);
+        o.tensors[at + "ffn_out"] = f.ffn_output, o.tensors[at + "out"] = f.output;
+    }
+    o.tensors["final_norm"] = o.capture.final_normed;
+    o.tensors["logits"] = logits;
+    return o;
+}
+
+// A scores cell the mask hides (key after query): not compared.
+bool masked(const Slot& slot, const std::vector<std::size_t>& index) { return slot.op == "scores" && index[3] > index[2]; }
+
+std::vector<std::size_t> unravel(std::size_t flat, const std::vector<std::size_t>& shape) {
+    std::vector<std::size_t> index(shape.size());
+    for (std::size_t a = shape.size(); a-- > 0;) index[a] = flat % shape[a], flat /= shape[a];
+    return index;
+}
+
+bool within(double theirs, double ours, const DiffTolerance& tol) {
+    if (std::isnan(theirs) || std::isnan(ours)) return std::isnan(theirs) && std::isnan(ours);
+    return std::abs(theirs - ours) <= tol.atol + tol.rtol * std::abs(ours);
+}
+
+struct Comparison {
+    double max_abs = 0, max_rel = 0;
+    std::size_t mismatches = 0;
+    std::optional<std::size_t> first;  // flat index of the first mismatch
+};
+
+//   values: the learner's (or a mistake's) tensor, flat, in `slot`'s shape
+Comparison compare(const Slot& slot, const Nd& ours, const double* values, const DiffTolerance& tol) {
+    Comparison c;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+        if (slot.op == "scores" && masked(slot, unravel(i, slot.shape))) continue;
+        const double a = values[i], b = ours.data()[i], error = std::abs(a - b);
+        if (!std::isnan(error)) {
+            c.max_abs = std::max(c.max_abs, error);
+            if (b != 0) c.max_rel = std::max(c.max_rel, error / std::abs(b));
+        }
+        if (!within(a, b, tol)) {
+            ++c.mismatches;
+            if (!c.first) c.first = i;
+        }
+    }
+    return c;
+}
+
+// A known mistake: its name, what it is, and the tensor it gives at the slot.
+struct Candidate {
+    std::string name, description;
+    Nd tensor;
+};
+
+// The mistakes that could first show at `slot`, computed on the core's inputs there.
+std::vector<Candidate> candidates(const Slot& slot, const Ours& o) {
+    const ModelConfig& c = o.model.config;
+    std::vector<Candidate> out;
+    const std::string at = "layers." + std::to_string(slot.layer) + ".";
+    const auto ours = [&](const std::string& name) -> const Nd& { return o.tensors.at(at + name); };
+    const Nd positions = xt::adapt(std::vector<double>(o.capture.positions.begin(), o.capture.positions.end()));  // [T]
+
+    // RMSNorm: the norm's input and weight.
+    if (slot.op == "attn_norm" || slot.op == "ffn_norm" || slot.op == "final_norm") {
+        const bool final = slot.op == "final_norm";
+        const LayerWeights<double>* w = final ? nullptr : &o.model.weights.layers[std::size_t(slot.layer)];
+        const Nd input = final ? Nd(o.capture.layers.back().output)
+                               : slot.op == "attn_norm" ? Nd(o.capture.layers[std::size_t(slot.layer)].input) : ours("resid_mid");
+        const Nd weight = final ? Nd(o.model.weights.final_norm) : slot.op == "attn_norm" ? Nd(w->attn_norm) : Nd(w->ffn_norm);
+        out.push_back({"rmsnorm_mean_subtracted", "RMSNorm with the mean subtracted first (that is LayerNorm without its bias)",
+                       judge::rmsnorm_mistake(input, weight, c.rms_norm_eps, judge::RmsMistake::mean_subtracted)});
+        out.push_back({"rmsnorm_eps_outside_sqrt", "RMSNorm's eps added outside the square root: x / (sqrt(mean(x^2)) + eps)",
+                       judge::rmsnorm_mistake(input, weight, c.rms_norm_eps, judge::RmsMistake::eps_outside_sqrt)});
+    }
+    if (slot.layer < 0) return out;
+    const LayerWeights<double>& w = o.model.weights.layers[std::size_t(slot.layer)];
+
+    // Projections into heads: the split without its transpose; a square weight read the wrong way round.
+    if (slot.op == "q" || slot.op == "k" || slot.op == "v") {
+        const Matrix<double>& weight = slot.op == "q" ? w.wq : slot.op == "k" ? w.wk : w.wv;  // [in, out]
+        const std::size_t heads = slot.shape[1];
+        const Nd flat = judge::projection_recipe(ours("attn_norm"), Nd(weight));  // [B, T, H*dh]
+        out.push_back({"heads_reshape_without_transpose",
+                       "heads split by a bare reshape of [B, T, H*dh] to [B, H, T, dh], without moving the head axis before the positions",
+                       judge::split_heads_recipe(flat, heads, judge::HeadLayout::reshape_only)});
+        if (weight.shape(0) == weight.shape(1))
+            out.push_back({"weights_in_out", "the projection's weight used as [in, out] where the checkpoint stores it [out, in] (x @ W instead of x @ W.T)",
+                           judge::split_heads_recipe(judge::projection_recipe(ours("attn_norm"), Nd(xt::transpose(weight))), heads,
+                                                     judge::HeadLayout::transpose)});
+    }
+
+    // RoPE: the other pairing of channels.
+    const bool half_split = c.rope_pairing == RopePairing::half_split;
+    const auto rope = [&](const Nd& x, bool swapped) {
+        const bool interleaved = half_split == swapped;
+        return judge::rope_mistake(x, positions, c.rope_theta,
+                                   interleaved ? judge::RopeMistake::interleaved_pairs : judge::RopeMistake::half_split_pairs);
+    };
+    if (slot.op == "q_rope" || slot.op == "k_rope")
+        out.push_back({"rope_pairing_swapped",
+                       half_split ? "RoPE rotating adjacent channels (2i, 2i+1) where this model pairs channel i with i + dh/2"
+                                  : "RoPE pairing channel i with i + dh/2 where this model rotates adjacent channels (2i, 2i+1)",
+                       rope(ours(slot.op == "q_rope" ? "q" : "k"), true)});
+
+    // Attention: each way of getting the scores, the mask, the softmax or the shared KV head wrong.
+    if (slot.op == "scores" || slot.op == "probs" || slot.op == "heads") {
+        using judge::AttentionRecipe;
+        const auto step = [&](const judge::AttentionSteps& s) { return slot.op == "scores" ? s.scores : slot.op == "probs" ? s.probs : s.out; };
+        const auto recipe = [&](const std::string& name, const std::string& description, AttentionRecipe r, const Nd& v) {
+            out.push_back({name, description, step(judge::attention_recipe_steps(ours("q_rope"), ours("k_rope"), v, r))});
+        };
+        AttentionRecipe r;
+        r.scale = judge::ScaleRule::none;
+        recipe("scale_missing", "scores not divided by sqrt(dh)", r, ours("v"));
+        r.scale = judge::ScaleRule::inv_d;
+        recipe("scale_inv_d", "scores divided by dh instead of sqrt(dh)", r, ours("v"));
+        r = {};
+        r.kv_head = judge::KvHeadRule::modulo;
+        recipe("kv_head_modulo", "query head h reading KV head h mod Hkv instead of h / (Hq / Hkv)", r, ours("v"));
+        r = {};
+        r.mask_after_softmax = true;
+        recipe("mask_after_softmax", "the mask applied after the softmax: future weights zeroed, the rows not renormalised", r, ours("v"));
+        r = {};
+        r.softmax_over_queries = true;
+        recipe("softmax_wrong_axis", "the softmax taken over the queries (each key's column) instead of the keys", r, ours("v"));
+        recipe("rope_on_v", "RoPE applied to V as well as to Q and K", AttentionRecipe{}, rope(ours("v"), false));
+    }
+
+    // The output projection: the merge without its transpose; W_O read the wrong way round.
+    if (slot.op == "attn_out") {
+        const Nd heads = ours("heads");
+        out.push_back({"heads_reshape_without_transpose", "heads merged by a bare reshape of [B, H, T, dh] to [B, T, H*dh], without the transpose",
+                       judge::projection_recipe(judge::merge_heads_recipe(heads, judge::HeadLayout::reshape_only), Nd(w.wo))});
+        if (w.wo.shape(0) == w.wo.shape(1))
+            out.push_back({"weights_in_out", "W_O used as [in, out] where the checkpoint stores it [out, in] (x @ W instead of x @ W.T)",
+                           judge::projection_recipe(judge::merge_heads_recipe(heads, judge::HeadLayout::transpose), Nd(xt::transpose(w.wo)))});
+    }
+    return out;
+}
+
+json shape_json(const std::vector<std::size_t>& shape) { return json(shape); }
+
+}  // namespace
+
+DiffTolerance diff_tolerance(bool float64) { return float64 ? DiffTolerance{1e-10, 1e-8} : DiffTolerance{1e-5, 1e-4}; }
+
+json diff_report(const Model<float>& model, const TokenIds& tokens, const std::map<std::string, LearnerTensor>& theirs) {
+    const ModelConfig& c = model.config;
+    if (theirs.empty()) throw InputError("the learner's file holds no tensors");
+    const std::size_t B = tokens.shape(0), T = tokens.shape(1);
+    const std::vector<Slot> slots = table(c, B, T);
+
+    // Every name must be one of the table's, shaped as it is for these tokens.
+    for (const auto& given : theirs) {
+        const std::string& name = given.first;  // (a lambda cannot capture a structured binding in C++17)
+        const LearnerTensor& tensor = given.second;
+        const auto slot = std::find_if(slots.begin(), slots.end(), [&](const Slot& s) { return s.name == name; });
+        if (slot == slots.end()) {
+            std::smatch m;
+            if (std::regex_match(name, m, std::regex("layers\\.(\\d+)\\.(.+)")) && std::stoul(m[1]) >= std::size_t(c.n_layers))
+                throw InputError("'" + name + "': the model has " + std::to_string(c.n_layers) + " layers (0 to " +
+                                 std::to_string(c.n_layers - 1) + ")");
+            throw InputError("'" + name + "' is not a tensor attn diff knows (embed, layers.{l}.attn_norm, .q, .k, .v, .q_rope, .k_rope, "
+                             ".scores, .probs, .heads, .attn_out, .resid_mid, .ffn_norm, .ffn_out, .out, final_norm, logits)");
+        }
+        if (tensor.shape != slot->shape) {
+            std::string axes;
+            for (const std::string& a : slot->axes) axes += (axes.empty() ? "" : ", ") + a;
+            throw InputError("'" + name + "' has shape " + shape_text(tensor.shape) + "; for " + std::to_string(B) + " x " +
+                             std::to_string(T) + " tokens it must be " + shape_text(slot->shape) + " (" + axes + ")");
+        }
+    }
+
+    const Ours ours = run_ours(model, tokens);
+    json report = {{"tokens", json::array()}, {"compared", json::array()}, {"not_given", json::array()},
+                   {"first_divergence", nullptr}, {"diagnosis", nullptr}, {"mistakes_tried", json::array()}};
+    for (std::size_t b = 0; b < B; ++b) report["tokens"].push_back(std::vector<std::int32_t>(&tokens(b, 0), &tokens(b, 0) + T));
+
+    const Slot* diverged = nullptr;
+    for (const Slot& slot : slots) {
+        const auto given = theirs.find(slot.name);
+        if (given == theirs.end()) {
+            report["not_given"].push_back(slot.name);
+            continue;
+        }
+        const LearnerTensor& tensor = given->second;
+        const DiffTolerance tol = diff_tolerance(tensor.float64);
+        const Nd& mine = ours.tensors.at(slot.name);
+        const Comparison cmp = compare(slot, mine, tensor.values.data(), tol);
+        report["compared"].push_back({{"name", slot.name},
+                                      {"shape", shape_json(slot.shape)},
+                                      {"precision", tensor.float64 ? "float64" : "float32"},
+                                      {"tolerance", {{"atol", tol.atol}, {"rtol", tol.rtol}}},
+                                      {"max_abs_error", cmp.max_abs},
+                                      {"max_rel_error", cmp.max_rel},
+                                      {"mismatches", cmp.mismatches},
+                                      {"agrees", cmp.mismatches == 0}});
+        if (cmp.mismatches == 0 || diverged) continue;
+
+        diverged = &slot;
+        const std::vector<std::size_t> index = unravel(*cmp.first, slot.shape);
+        json where = {{"tensor", slot.name}, {"axes", slot.axes}, {"index", index},
+                      {"ours", mine.data()[*cmp.first]}, {"theirs", tensor.values[*cmp.first]}, {"mismatches", cmp.mismatches}};
+        if (slot.layer >= 0) where["layer"] = slot.layer;
+        for (std::size_t a = 0; a < slot.axes.size(); ++a) where[slot.axes[a]] = index[a];
+        report["first_divergence"] = where;
+
+        for (const Candidate& candidate : candidates(slot, ours)) {
+            report["mistakes_tried"].push_back(candidate.name);
+            if (compare(slot, candidate.tensor, tensor.values.data(), tol).mismatches == 0 && report["diagnosis"].is_null())
+                report["diagnosis"] = {{"mistake", candidate.name}, {"description", candidate.description}};
+        }
+    }
+    report["agrees"] = diverged == nullptr;
+    return report;
+}
+
+}  // namespace anatomy
