@@ -15,7 +15,8 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 'wasm', 'wasm');
 
 // Loads one of the wasm preset's modules: 'attention_core' (what the page uses),
-// 'attention_trained' (the page's trained-model widget) or 'attention_bench' (the CPU
+// 'attention_trained' (the page's trained-model widget), 'attention_train' (training),
+// 'attention_diff' (attn diff for the trace viewer) or 'attention_bench' (the CPU
 // benchmark, tools/bench-wasm.mjs).
 export async function loadModule(name, dir = wasmDir) {
   const js = path.join(dir, `${name}.js`);
@@ -47,4 +48,8 @@ export function loadTrained(dir = wasmDir) {
 
 export function loadTrain(dir = wasmDir) {
   return loadModule('attention_train', dir);
+}
+
+export function loadDiff(dir = wasmDir) {
+  return loadModule('attention_diff', dir);
 }

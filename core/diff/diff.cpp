@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <regex>
 
 #include <nlohmann/json.hpp>
 #include <xtensor/xadapt.hpp>
@@ -219,6 +218,9 @@ DiffTolerance diff_tolerance(bool float64) { return float64 ? DiffTolerance{1e-1
 json diff_report(const Model<float>& model, const TokenIds& tokens, const std::map<std::string, LearnerTensor>& theirs) {
     const ModelConfig& c = model.config;
     if (theirs.empty()) throw InputError("the learner's file holds no tensors");
+    for (const std::int32_t id : tokens)
+        if (id < 0 || id >= c.vocab_size)
+            throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab_size - 1) + "]");
     const std::size_t B = tokens.shape(0), T = tokens.shape(1);
     const std::vector<Slot> slots = table(c, B, T);
 
@@ -228,8 +230,11 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
         const LearnerTensor& tensor = given.second;
         const auto slot = std::find_if(slots.begin(), slots.end(), [&](const Slot& s) { return s.name == name; });
         if (slot == slots.end()) {
-            std::smatch m;
-            if (std::regex_match(name, m, std::regex("layers\\.(\\d+)\\.(.+)")) && std::stoul(m[1]) >= std::size_t(c.n_layers))
+            // "layers.{l}.op" with an l past the last layer: say so rather than "unknown".
+            const std::size_t dot = name.find('.', 7);
+            const std::string layer = name.rfind("layers.", 0) == 0 && dot != std::string::npos ? name.substr(7, dot - 7) : "";
+            if (!layer.empty() && layer.size() < 9 && layer.find_first_not_of("0123456789") == std::string::npos &&
+                std::stoul(layer) >= std::size_t(c.n_layers))
                 throw InputError("'" + name + "': the model has " + std::to_string(c.n_layers) + " layers (0 to " +
                                  std::to_string(c.n_layers - 1) + ")");
             throw InputError("'" + name + "' is not a tensor attn diff knows (embed, layers.{l}.attn_norm, .q, .k, .v, .q_rope, .k_rope, "

@@ -1,7 +1,6 @@
 #include "learner_file.hpp"
 
 #include <cstring>
-#include <regex>
 
 #include "../checkpoint/safetensors.hpp"
 #include "../tensor.hpp"
@@ -31,6 +30,19 @@ std::size_t elements(const std::vector<std::size_t>& shape) {
     return n;
 }
 
+// The text after 'key': in a .npy header dict, up to the next ", '" or the closing
+// brace: "'<f8'", "False", "(2, 3)".
+std::string dict_value(const std::string& header, const std::string& key, const std::string& what) {
+    const std::size_t at = header.find("'" + key + "':");
+    if (at == std::string::npos) throw InputError(what + ": the .npy header has no '" + key + "'");
+    std::size_t begin = at + key.size() + 3;
+    while (begin < header.size() && header[begin] == ' ') ++begin;
+    std::size_t end = header.find(", '", begin);
+    if (end == std::string::npos) end = header.find('}', begin);
+    if (end == std::string::npos) throw InputError(what + ": the .npy header is not a dict");
+    return header.substr(begin, end - begin);
+}
+
 // One .npy member: its header, then shape-many float32 or float64 values.
 LearnerTensor parse_npy(const std::uint8_t* p, std::size_t size, const std::string& what) {
     static const char magic[] = "\x93NUMPY";
@@ -44,21 +56,30 @@ LearnerTensor parse_npy(const std::uint8_t* p, std::size_t size, const std::stri
     if (data_at > size) throw InputError(what + ": the .npy header runs past the end");
     const std::string header(reinterpret_cast<const char*>(p + 8 + length_bytes), header_length);
 
-    std::smatch m;
-    if (!std::regex_search(header, m, std::regex("'descr':\\s*'([<>|=])([a-z])(\\d+)'")))
-        throw InputError(what + ": the .npy header has no dtype");
-    const std::string order = m[1], kind = m[2], width = m[3];
-    if (kind != "f" || (width != "4" && width != "8") || order == ">")
-        throw InputError(what + ": dtype '" + order + kind + width + "' (float32 or float64 expected, little-endian)");
-    if (std::regex_search(header, std::regex("'fortran_order':\\s*True")))
-        throw InputError(what + " is stored in Fortran order: save np.ascontiguousarray(x)");
-    if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)"))) throw InputError(what + ": the .npy header has no shape");
+    // The header is a Python dict literal: read the three keys NumPy always writes.
+    const std::string descr = dict_value(header, "descr", what), fortran = dict_value(header, "fortran_order", what);
+    const std::string shape = dict_value(header, "shape", what);
+    if (descr.size() < 5 || descr.front() != '\'' || descr.back() != '\'') throw InputError(what + ": the .npy header's dtype is unreadable");
+    const std::string dtype = descr.substr(1, descr.size() - 2);  // e.g. "<f4"
+    if (dtype != "<f4" && dtype != "<f8" && dtype != "=f4" && dtype != "=f8")
+        throw InputError(what + ": dtype '" + dtype + "' (float32 or float64 expected, little-endian)");
+    if (fortran.rfind("True", 0) == 0) throw InputError(what + " is stored in Fortran order: save np.ascontiguousarray(x)");
+    if (shape.empty() || shape.front() != '(' || shape.find(')') == std::string::npos)
+        throw InputError(what + ": the .npy header's shape is unreadable");
     LearnerTensor tensor;
-    tensor.float64 = width == "8";
-    const std::string dims = m[1];
-    const std::regex digits("\\d+");
-    for (std::sregex_iterator it(dims.begin(), dims.end(), digits), end; it != end; ++it)
-        tensor.shape.push_back(std::stoul(it->str()));
+    tensor.float64 = dtype.back() == '8';
+    std::size_t dim = 0;
+    bool digits = false;
+    for (const char ch : shape.substr(1, shape.find(')') - 1)) {
+        if (ch >= '0' && ch <= '9') {
+            dim = dim * 10 + std::size_t(ch - '0'), digits = true;
+        } else if (ch == ',' && digits) {
+            tensor.shape.push_back(dim), dim = 0, digits = false;
+        } else if (ch != ' ' && ch != ',') {
+            throw InputError(what + ": the .npy header's shape is unreadable");
+        }
+    }
+    if (digits) tensor.shape.push_back(dim);
 
     const std::size_t n = elements(tensor.shape), scalar = tensor.float64 ? 8 : 4;
     if ((size - data_at) / scalar < n)

@@ -1,0 +1,47 @@
+// attn diff in wasm (attention_diff): a module of its own, loaded only when a
+// learner opens a file of their tensors in the trace viewer, so no chapter pays
+// for it (the reader, the float64 forward and the mistakes add about 40 kB gzipped).
+//
+//   diff(options, bytes)   {tokens: [[ids], ...], seed: 1}; the bytes of an .npz or
+//                          .safetensors file (Uint8Array)
+//                          -> core/diff/diff.hpp's report, as `attn diff --json` prints it
+//                             for the checkpoint `attn export-checkpoint --seed` writes
+//   checkpointConfig(options) {seed: 1} -> the config.json `attn export-checkpoint` writes
+//                          beside model.safetensors (whose bytes attention_core's
+//                          exportCheckpoint gives): the checkpoint a learner runs
+//   Bad input answers {"error": "..."}, the same one line the CLI prints.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include "checkpoint/hf_llama.hpp"
+#include "diff/diff.hpp"
+#include "json_args.hpp"
+
+namespace anatomy::wasm {
+namespace {
+
+std::string diff(const std::string& options_json, const emscripten::val& file) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"tokens", "seed"});
+        if (!options.contains("tokens")) throw InputError("diff needs the tokens the file was made from ({\"tokens\": [[1, 5, 9]]})");
+        const Model<float>& model = seeded_tiny_model(seed_option(options));
+        const TokenIds tokens = token_rows(options["tokens"], model.config.vocab_size);  // [B, T]
+        const std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(file);
+        return diff_report(model, tokens, read_learner_tensors(bytes.data(), bytes.size(), "your file"));
+    });
+}
+
+std::string checkpoint_config(const std::string& options_json) {
+    return json_or_error([&] {
+        const json options = parse_options(options_json, {"seed"});
+        return hf_config_json(seeded_tiny_model(seed_option(options)).config, DType::f32);
+    });
+}
+
+}  // namespace
+}  // namespace anatomy::wasm
+
+EMSCRIPTEN_BINDINGS(anatomy_diff) {
+    emscripten::function("diff", &anatomy::wasm::diff);
+    emscripten::function("checkpointConfig", &anatomy::wasm::checkpoint_config);
+}
