@@ -2,7 +2,8 @@
 // learner opens a file of their tensors in the trace viewer, so no chapter pays
 // for it (the reader, the float64 forward and the mistakes add about 40 kB gzipped).
 //
-//   diff(options, bytes)   {tokens: [[ids], ...], seed: 1}; the bytes of an .npz or
+//   diff(options, bytes)   {tokens: [[ids], ...], seed: 1, cached: 0 (the first N tokens
+//                          through the KV cache first)}; the bytes of an .npz or
 //                          .safetensors file (Uint8Array)
 //                          -> core/diff/diff.hpp's report, as `attn diff --json` prints it
 //                             for the checkpoint `attn export-checkpoint --seed` writes
@@ -22,12 +23,14 @@ namespace {
 
 std::string diff(const std::string& options_json, const emscripten::val& file) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"tokens", "seed"});
+        const json options = parse_options(options_json, {"tokens", "seed", "cached"});
         if (!options.contains("tokens")) throw InputError("diff needs the tokens the file was made from ({\"tokens\": [[1, 5, 9]]})");
         const Model<float>& model = seeded_tiny_model(seed_option(options));
         const TokenIds tokens = token_rows(options["tokens"], model.config.vocab_size);  // [B, T]
         const std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(file);
-        return diff_report(model, tokens, read_learner_tensors(bytes.data(), bytes.size(), "your file"));
+        const int cached = int_option(options, "cached", 0);
+        if (cached < 0) throw InputError("cached must not be negative");
+        return diff_report(model, tokens, read_learner_tensors(bytes.data(), bytes.size(), "your file"), std::size_t(cached));
     });
 }
 

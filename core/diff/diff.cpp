@@ -6,10 +6,13 @@
 
 #include <nlohmann/json.hpp>
 #include <xtensor/xadapt.hpp>
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
 #include <xtensor/xmanipulation.hpp>
 
 #include "../judge/mistakes.hpp"
 #include "../model/forward.hpp"
+#include "../model/kv_cache.hpp"
 #include "../ops/rms_norm.hpp"
 
 namespace anatomy {
@@ -27,10 +30,10 @@ struct Slot {
     std::vector<std::string> axes;   // what each index counts
 };
 
-// Every name, in the order the forward computes them.
-std::vector<Slot> table(const ModelConfig& c, std::size_t B, std::size_t T) {
+// Every name, in the order the forward computes them, for T new tokens over S keys.
+std::vector<Slot> table(const ModelConfig& c, std::size_t B, std::size_t T, std::size_t S) {
     const std::size_t D = std::size_t(c.hidden_size), Hq = std::size_t(c.n_heads), Hkv = std::size_t(c.n_kv_heads);
-    const std::size_t dh = std::size_t(c.head_dim), V = std::size_t(c.vocab_size), S = T;
+    const std::size_t dh = std::size_t(c.head_dim), V = std::size_t(c.vocab_size);
     const std::vector<std::string> rows = {"sequence", "position", "channel"}, heads = {"sequence", "head", "position", "channel"},
                                    maps = {"sequence", "head", "position", "key"};
     std::vector<Slot> slots = {{"embed", "embed", -1, {B, T, D}, rows}};
@@ -51,16 +54,26 @@ std::vector<Slot> table(const ModelConfig& c, std::size_t B, std::size_t T) {
     return slots;
 }
 
-// The core's forward in float64, every tensor of the table by name.
+// The core's forward in float64, every tensor of the table by name: the pass over the
+// tokens after the first `cached`, which went through the KV cache first.
 struct Ours {
     Model<double> model;
-    ForwardCapture<double> capture;
+    ForwardCapture<double> capture;    // the pass the learner's tensors describe
+    std::vector<Nd> keys, values;      // per layer, every key after RoPE and every value: [B, Hkv, S, dh]
+    std::size_t cached = 0;
     std::map<std::string, Nd> tensors;
 };
 
-Ours run_ours(const Model<float>& weights, const TokenIds& tokens) {
-    Ours o{cast_model<double>(weights), {}, {}};
-    const Tensor3<double> logits = full_forward(o.model, tokens, AttentionPath::grouped, &o.capture);
+TokenIds columns(const TokenIds& tokens, std::size_t first, std::size_t last) {
+    return xt::view(tokens, xt::all(), xt::range(first, last));
+}
+
+Ours run_ours(const Model<float>& weights, const TokenIds& tokens, std::size_t cached) {
+    Ours o{cast_model<double>(weights), {}, {}, {}, cached, {}};
+    KVCache<double> cache = empty_cache<double>(o.model.config, tokens.shape(0));
+    if (cached) forward(o.model, cache, columns(tokens, 0, cached));
+    const Tensor3<double> logits = forward(o.model, cache, columns(tokens, cached, tokens.shape(1)), AttentionPath::grouped, &o.capture);
+    for (std::size_t l = 0; l < cache.keys.size(); ++l) o.keys.emplace_back(cache.keys[l]), o.values.emplace_back(cache.values[l]);
     const ModelConfig& c = o.model.config;
     o.tensors["embed"] = o.capture.layers.front().input;
     for (std::size_t l = 0; l < o.capture.layers.size(); ++l) {
@@ -79,8 +92,11 @@ Ours run_ours(const Model<float>& weights, const TokenIds& tokens) {
     return o;
 }
 
-// A scores cell the mask hides (key after query): not compared.
-bool masked(const Slot& slot, const std::vector<std::size_t>& index) { return slot.op == "scores" && index[3] > index[2]; }
+// A scores cell the mask hides (key after the query, whose position is its row plus
+// the cached tokens): not compared.
+bool masked(const Slot& slot, const std::vector<std::size_t>& index, std::size_t cached) {
+    return slot.op == "scores" && index[3] > index[2] + cached;
+}
 
 std::vector<std::size_t> unravel(std::size_t flat, const std::vector<std::size_t>& shape) {
     std::vector<std::size_t> index(shape.size());
@@ -100,10 +116,10 @@ struct Comparison {
 };
 
 //   values: the learner's (or a mistake's) tensor, flat, in `slot`'s shape
-Comparison compare(const Slot& slot, const Nd& ours, const double* values, const DiffTolerance& tol) {
+Comparison compare(const Slot& slot, const Nd& ours, const double* values, const DiffTolerance& tol, std::size_t cached) {
     Comparison c;
     for (std::size_t i = 0; i < ours.size(); ++i) {
-        if (slot.op == "scores" && masked(slot, unravel(i, slot.shape))) continue;
+        if (slot.op == "scores" && masked(slot, unravel(i, slot.shape), cached)) continue;
         const double a = values[i], b = ours.data()[i], error = std::abs(a - b);
         if (!std::isnan(error)) {
             c.max_abs = std::max(c.max_abs, error);
@@ -167,34 +183,53 @@ std::vector<Candidate> candidates(const Slot& slot, const Ours& o) {
         return judge::rope_mistake(x, positions, c.rope_theta,
                                    interleaved ? judge::RopeMistake::interleaved_pairs : judge::RopeMistake::half_split_pairs);
     };
-    if (slot.op == "q_rope" || slot.op == "k_rope")
+    const auto rope_at = [&](const Nd& x, const Nd& at) {  // the model's pairing at other positions
+        return judge::rope_mistake(x, at, c.rope_theta, half_split ? judge::RopeMistake::half_split_pairs : judge::RopeMistake::interleaved_pairs);
+    };
+    if (slot.op == "q_rope" || slot.op == "k_rope") {
+        const Nd& unrotated = ours(slot.op == "q_rope" ? "q" : "k");
         out.push_back({"rope_pairing_swapped",
                        half_split ? "RoPE rotating adjacent channels (2i, 2i+1) where this model pairs channel i with i + dh/2"
                                   : "RoPE pairing channel i with i + dh/2 where this model rotates adjacent channels (2i, 2i+1)",
-                       rope(ours(slot.op == "q_rope" ? "q" : "k"), true)});
+                       rope(unrotated, true)});
+        if (o.cached)
+            out.push_back({"positions_restart", "after the cache, positions starting again at 0 instead of at the cache's length " +
+                                                    std::to_string(o.cached),
+                           rope_at(unrotated, positions - double(o.cached))});
+    }
 
     // Attention: each way of getting the scores, the mask, the softmax or the shared KV head wrong.
     if (slot.op == "scores" || slot.op == "probs" || slot.op == "heads") {
         using judge::AttentionRecipe;
         const auto step = [&](const judge::AttentionSteps& s) { return slot.op == "scores" ? s.scores : slot.op == "probs" ? s.probs : s.out; };
+        // Every key and value, cached and new: [B, Hkv, S, dh].
+        const Nd& keys = o.keys[std::size_t(slot.layer)];
+        const Nd& values = o.values[std::size_t(slot.layer)];
         const auto recipe = [&](const std::string& name, const std::string& description, AttentionRecipe r, const Nd& v) {
-            out.push_back({name, description, step(judge::attention_recipe_steps(ours("q_rope"), ours("k_rope"), v, r))});
+            out.push_back({name, description, step(judge::attention_recipe_steps(ours("q_rope"), keys, v, r))});
         };
         AttentionRecipe r;
         r.scale = judge::ScaleRule::none;
-        recipe("scale_missing", "scores not divided by sqrt(dh)", r, ours("v"));
+        recipe("scale_missing", "scores not divided by sqrt(dh)", r, values);
         r.scale = judge::ScaleRule::inv_d;
-        recipe("scale_inv_d", "scores divided by dh instead of sqrt(dh)", r, ours("v"));
+        recipe("scale_inv_d", "scores divided by dh instead of sqrt(dh)", r, values);
         r = {};
         r.kv_head = judge::KvHeadRule::modulo;
-        recipe("kv_head_modulo", "query head h reading KV head h mod Hkv instead of h / (Hq / Hkv)", r, ours("v"));
+        recipe("kv_head_modulo", "query head h reading KV head h mod Hkv instead of h / (Hq / Hkv)", r, values);
         r = {};
         r.mask_after_softmax = true;
-        recipe("mask_after_softmax", "the mask applied after the softmax: future weights zeroed, the rows not renormalised", r, ours("v"));
+        recipe("mask_after_softmax", "the mask applied after the softmax: future weights zeroed, the rows not renormalised", r, values);
         r = {};
         r.softmax_over_queries = true;
-        recipe("softmax_wrong_axis", "the softmax taken over the queries (each key's column) instead of the keys", r, ours("v"));
-        recipe("rope_on_v", "RoPE applied to V as well as to Q and K", AttentionRecipe{}, rope(ours("v"), false));
+        recipe("softmax_wrong_axis", "the softmax taken over the queries (each key's column) instead of the keys", r, values);
+        if (o.cached) {
+            r = {};
+            r.mask = judge::MaskRule::no_offset;
+            recipe("mask_not_shifted", "the causal mask not shifted by the cache: query t sees keys up to t, not t + " + std::to_string(o.cached), r,
+                   values);
+        }
+        const Nd every_position = xt::arange<double>(double(values.shape(2)));  // [S]
+        recipe("rope_on_v", "RoPE applied to V as well as to Q and K", AttentionRecipe{}, rope_at(values, every_position));
     }
 
     // The output projection: the merge without its transpose; W_O read the wrong way round.
@@ -215,14 +250,17 @@ json shape_json(const std::vector<std::size_t>& shape) { return json(shape); }
 
 DiffTolerance diff_tolerance(bool float64) { return float64 ? DiffTolerance{1e-10, 1e-8} : DiffTolerance{1e-5, 1e-4}; }
 
-json diff_report(const Model<float>& model, const TokenIds& tokens, const std::map<std::string, LearnerTensor>& theirs) {
+json diff_report(const Model<float>& model, const TokenIds& tokens, const std::map<std::string, LearnerTensor>& theirs,
+                 std::size_t cached) {
     const ModelConfig& c = model.config;
     if (theirs.empty()) throw InputError("the learner's file holds no tensors");
     for (const std::int32_t id : tokens)
         if (id < 0 || id >= c.vocab_size)
             throw InputError("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(c.vocab_size - 1) + "]");
-    const std::size_t B = tokens.shape(0), T = tokens.shape(1);
-    const std::vector<Slot> slots = table(c, B, T);
+    const std::size_t B = tokens.shape(0), S = tokens.shape(1);
+    if (cached >= S) throw InputError("--cached " + std::to_string(cached) + " leaves no token of the " + std::to_string(S) + " to compare");
+    const std::size_t T = S - cached;  // the new tokens the learner's tensors describe
+    const std::vector<Slot> slots = table(c, B, T, S);
 
     // Every name must be one of the table's, shaped as it is for these tokens.
     for (const auto& given : theirs) {
@@ -243,13 +281,14 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
         if (tensor.shape != slot->shape) {
             std::string axes;
             for (const std::string& a : slot->axes) axes += (axes.empty() ? "" : ", ") + a;
+            const std::string after = cached ? " new tokens after " + std::to_string(cached) + " cached" : " tokens";
             throw InputError("'" + name + "' has shape " + shape_text(tensor.shape) + "; for " + std::to_string(B) + " x " +
-                             std::to_string(T) + " tokens it must be " + shape_text(slot->shape) + " (" + axes + ")");
+                             std::to_string(T) + after + " it must be " + shape_text(slot->shape) + " (" + axes + ")");
         }
     }
 
-    const Ours ours = run_ours(model, tokens);
-    json report = {{"tokens", json::array()}, {"compared", json::array()}, {"not_given", json::array()},
+    const Ours ours = run_ours(model, tokens, cached);
+    json report = {{"tokens", json::array()}, {"cached", cached}, {"compared", json::array()}, {"not_given", json::array()},
                    {"first_divergence", nullptr}, {"diagnosis", nullptr}, {"mistakes_tried", json::array()}};
     for (std::size_t b = 0; b < B; ++b) report["tokens"].push_back(std::vector<std::int32_t>(&tokens(b, 0), &tokens(b, 0) + T));
 
@@ -263,7 +302,7 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
         const LearnerTensor& tensor = given->second;
         const DiffTolerance tol = diff_tolerance(tensor.float64);
         const Nd& mine = ours.tensors.at(slot.name);
-        const Comparison cmp = compare(slot, mine, tensor.values.data(), tol);
+        const Comparison cmp = compare(slot, mine, tensor.values.data(), tol, cached);
         report["compared"].push_back({{"name", slot.name},
                                       {"shape", shape_json(slot.shape)},
                                       {"precision", tensor.float64 ? "float64" : "float32"},
@@ -284,7 +323,7 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
 
         for (const Candidate& candidate : candidates(slot, ours)) {
             report["mistakes_tried"].push_back(candidate.name);
-            if (compare(slot, candidate.tensor, tensor.values.data(), tol).mismatches == 0 && report["diagnosis"].is_null())
+            if (compare(slot, candidate.tensor, tensor.values.data(), tol, cached).mismatches == 0 && report["diagnosis"].is_null())
                 report["diagnosis"] = {{"mistake", candidate.name}, {"description", candidate.description}};
         }
     }

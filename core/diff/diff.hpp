@@ -3,7 +3,7 @@
 // operation that diverges located (layer, head, position, index) and, where the
 // divergence is what a known mistake gives on the same inputs, that mistake named.
 //
-// The names and layouts (B sequences, T tokens, S keys = T, D width, dh head size,
+// The names and layouts (B sequences, T tokens, S keys, D width, dh head size,
 // V vocabulary), in the order they are compared (docs/diff.md has the table):
 //   embed [B,T,D]
 //   layers.{l}.attn_norm [B,T,D]; .q [B,Hq,T,dh]; .k, .v [B,Hkv,T,dh] (before RoPE);
@@ -11,6 +11,12 @@
 //     not compared); .probs [B,Hq,T,S]; .heads [B,Hq,T,dh]; .attn_out [B,T,D] (after
 //     W_O, before the residual); .resid_mid; .ffn_norm; .ffn_out; .out [B,T,D]
 //   final_norm [B,T,D]; logits [B,T,V]
+//
+// With `cached` = N, the first N tokens of each sequence go through the KV cache
+// first, and the learner's tensors describe the pass over the rest: T = (tokens) - N
+// queries over S = N + T keys, masked cells those with a key after N + the query's row.
+// That pass shows two more mistakes: positions restarting at 0 after the cache, and a
+// causal mask not shifted by N.
 //
 // The core's side runs in float64 (the model cast from its weights). Each tensor is
 // held to |theirs - ours| <= atol + rtol |ours| with a tolerance set by the
@@ -43,8 +49,9 @@ DiffTolerance diff_tolerance(bool float64);
 //    diagnosis: null | {mistake, description}, mistakes_tried: [names]}
 // Throws InputError for a name not in the table, a layer the model lacks, a shape
 // other than the one the name has for these tokens (expected and given), no
-// tensors at all, or tokens outside the vocabulary.
+// tensors at all, tokens outside the vocabulary, or a `cached` that leaves no token.
+//   tokens: [B, S], all of them, cached and new
 nlohmann::json diff_report(const Model<float>& model, const TokenIds& tokens,
-                           const std::map<std::string, LearnerTensor>& theirs);
+                           const std::map<std::string, LearnerTensor>& theirs, std::size_t cached = 0);
 
 }  // namespace anatomy

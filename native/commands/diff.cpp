@@ -22,6 +22,7 @@ struct DiffOptions {
     std::string checkpoint;
     std::string tokens;   // "1,2,3" or "1,2,3;4,5,6": one sequence per ';'
     std::string theirs;
+    std::size_t cached = 0;  // the first N tokens of each sequence through the KV cache first
     bool json = false;
 };
 
@@ -50,7 +51,8 @@ std::string number(double x) {
 void print_report(const nlohmann::json& r, const DiffOptions& o, std::size_t given) {
     const std::size_t B = r["tokens"].size(), T = r["tokens"][0].size();
     std::cout << "attn diff: " << o.theirs << " against " << o.checkpoint << ", " << B << (B == 1 ? " sequence" : " sequences") << " of " << T
-              << (T == 1 ? " token, " : " tokens, ") << given << (given == 1 ? " tensor" : " tensors") << " given\n";
+              << (T == 1 ? " token" : " tokens") << (o.cached ? " (the first " + std::to_string(o.cached) + " through the KV cache first)" : "")
+              << ", " << given << (given == 1 ? " tensor" : " tensors") << " given\n";
     std::printf("  %-22s %-8s %11s %11s %17s  %s\n", "tensor", "dtype", "max |err|", "max rel", "atol, rtol", "");
     for (const nlohmann::json& c : r["compared"]) {
         const std::string status = c["agrees"].get<bool>() ? "agrees" : "DIVERGES (" + std::to_string(c["mismatches"].get<std::size_t>()) + " values)";
@@ -86,7 +88,7 @@ int run_diff(const DiffOptions& o) {
     const TokenIds tokens = parse_sequences(o.tokens, model.config.vocab_size);
     const MappedFile file(o.theirs);
     const auto theirs = read_learner_tensors(file.data(), file.size(), o.theirs);
-    const nlohmann::json report = diff_report(model, tokens, theirs);
+    const nlohmann::json report = diff_report(model, tokens, theirs, o.cached);
     if (o.json) std::cout << report.dump(2) << "\n";
     else print_report(report, o, theirs.size());
     return report["agrees"].get<bool>() ? 0 : 1;
@@ -101,6 +103,8 @@ CommandRunner add_diff_command(CLI::App& app) {
     cmd->add_option("--checkpoint", options->checkpoint, "A checkpoint the core reads (Hugging Face folder or llama2.c .bin)")->required();
     cmd->add_option("--tokens", options->tokens, "Token ids, e.g. 1,5,9,2; several sequences of equal length separated by ';'")->required();
     cmd->add_option("--theirs", options->theirs, "Your tensors: .npz (np.savez) or .safetensors, names as in docs/diff.md")->required();
+    cmd->add_option("--cached", options->cached,
+                    "Run the first N tokens of each sequence through the KV cache first; your tensors are for the rest");
     cmd->add_flag("--json", options->json, "Print the report as JSON");
     return [options] { return run_diff(*options); };
 }

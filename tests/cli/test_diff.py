@@ -6,7 +6,9 @@ for each known mistake, reading the tiny model that attn export-checkpoint write
 - Its correct run agrees on every tensor (exit 0), in float64 and float32, as .npz
   and as .safetensors, on one sequence and on two.
 - Each mistake makes attn diff stop at the tensor the mistake first changes (the
-  NumPy model's own FIRST_CHANGED, found by comparing its runs) and name it (exit 1).
+  NumPy model's own FIRST_CHANGED, found by comparing its runs) and name it (exit 1);
+  the two that only a second pass shows (positions restarting, the mask not shifted)
+  after 3 tokens through the KV cache (--cached 3), where a correct learner agrees.
 - A value nudged by hand in a correct file diverges at that tensor and index, and no
   mistake is named; only logits given: the divergence, and the advice to give more.
 - Bad input exits 2 with one line: unknown names, a layer the model lacks, wrong
@@ -64,11 +66,12 @@ class DiffTest(AttnTestCase):
             dump.write(path)
         return path
 
-    def learner(self, name, model=None, rows=ROWS, dtype="float64", mistakes=()):
-        return self.save(name, numpy_llama.run(model or self.model, rows, dtype=dtype, mistakes=mistakes))
+    def learner(self, name, model=None, rows=ROWS, dtype="float64", mistakes=(), cached=0):
+        return self.save(name, numpy_llama.run(model or self.model, rows, dtype=dtype, mistakes=mistakes, cached=cached))
 
-    def diff(self, theirs, tokens=TOKENS, model=None):
-        result = run_attn("diff", "--checkpoint", model or self.model, "--tokens", tokens, "--theirs", theirs, "--json")
+    def diff(self, theirs, tokens=TOKENS, model=None, cached=0):
+        result = run_attn("diff", "--checkpoint", model or self.model, "--tokens", tokens, "--theirs", theirs, "--json",
+                          "--cached", str(cached))
         self.assertIn(result.returncode, (0, 1), result.stderr)
         return result.returncode, json.loads(result.stdout)
 
@@ -96,16 +99,40 @@ class DiffTest(AttnTestCase):
         for mistake in numpy_llama.MISTAKES:
             with self.subTest(mistake=mistake):
                 model = self.model_eps if mistake == "rmsnorm_eps_outside_sqrt" else self.model
-                code, report = self.diff(self.learner("m.npz", model=model, mistakes=(mistake,)), model=model)
+                cached = numpy_llama.CACHED if mistake in numpy_llama.CACHE_MISTAKES else 0
+                code, report = self.diff(self.learner("m.npz", model=model, mistakes=(mistake,), cached=cached), model=model, cached=cached)
                 self.assertEqual(code, 1)
                 self.assertFalse(report["agrees"])
                 self.assertEqual(report["first_divergence"]["tensor"], numpy_llama.FIRST_CHANGED[mistake])
                 self.assertIsNotNone(report["diagnosis"], "tried %s" % report["mistakes_tried"])
                 self.assertEqual(report["diagnosis"]["mistake"], mistake)
                 self.assertIn(mistake, report["mistakes_tried"])
+        # The cache's mistakes are only tried after a cache (nothing to shift without one).
+        code, report = self.diff(self.learner("r.npz", mistakes=("rope_pairing_swapped",)))
+        self.assertNotIn("positions_restart", report["mistakes_tried"])
         # float32 too: the tolerance follows the learner's precision.
         code, report = self.diff(self.learner("m32.safetensors", dtype="float32", mistakes=("kv_head_modulo",)))
         self.assertEqual((code, report["diagnosis"]["mistake"]), (1, "kv_head_modulo"))
+
+    def test_after_a_cache(self):
+        # The second pass: 5 new tokens over 8 keys; a correct learner agrees, and its
+        # score cells past each query's own position (N + row) are not compared.
+        tensors = numpy_llama.run(self.model, ROWS, cached=numpy_llama.CACHED)
+        self.assertEqual(tensors["layers.0.scores"].shape, (2, 4, 5, 8))
+        code, report = self.diff(self.save("cached.npz", tensors), cached=numpy_llama.CACHED)
+        self.assertEqual(code, 0, json.dumps(report["compared"], indent=1))
+        self.assertEqual(report["cached"], numpy_llama.CACHED)
+        tensors["layers.1.scores"][1, 2, 0, 4] = 1e9   # query 0 is position 3: key 4 is masked
+        self.assertEqual(self.diff(self.save("masked-cached.npz", tensors), cached=numpy_llama.CACHED)[0], 0)
+        tensors["layers.1.scores"][1, 2, 0, 3] += 1    # key 3 is the query itself: compared
+        code, report = self.diff(self.save("seen-cached.npz", tensors), cached=numpy_llama.CACHED)
+        self.assertEqual((code, report["first_divergence"]["index"]), (1, [1, 2, 0, 3]))
+        # Forgetting --cached: the shapes say what was expected.
+        result = run_attn("diff", "--checkpoint", self.model, "--tokens", TOKENS, "--theirs", os.path.join(self.tmp, "cached.npz"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("'embed' has shape [2, 5, 32]; for 2 x 8 tokens it must be [2, 8, 32]", result.stderr)
+        result = run_attn("diff", "--checkpoint", self.model, "--tokens", TOKENS, "--theirs", os.path.join(self.tmp, "cached.npz"), "--cached", "8")
+        self.assertEqual((result.returncode, result.stderr.strip()), (2, "attn: --cached 8 leaves no token of the 8 to compare"))
 
     def test_the_text_report(self):
         path = self.learner("rope.npz", mistakes=("rope_pairing_swapped",))

@@ -8,6 +8,7 @@ finds the operation it breaks and names it.
 
     python3 numpy_llama.py --checkpoint DIR --tokens 1,5,9[;2,7,3] --out FILE.npz|FILE.safetensors
                            [--dtype float64|float32] [--eps E] [--mistake NAME ...] [--only NAME,NAME]
+                           [--cached N]   (the first N ids through a KV cache; the rest's tensors)
     python3 numpy_llama.py --self-check [--attn PATH]
 """
 
@@ -37,6 +38,9 @@ MISTAKES = {
     "rmsnorm_eps_outside_sqrt": "every RMSNorm divides by sqrt(mean(x^2)) + eps instead of sqrt(mean(x^2) + eps)",
     "heads_reshape_without_transpose": "heads split by a bare reshape [B,T,H*dh] -> [B,H,T,dh] (merged by its inverse)",
     "weights_in_out": "q_proj and o_proj applied as x @ W instead of x @ W.T",
+    # Visible only with a KV cache (run(..., cached=N)): the second pass's positions and mask.
+    "positions_restart": "after the cache, RoPE positions start again at 0 instead of at the cache's length",
+    "mask_not_shifted": "after the cache, the causal mask lets query t see keys s <= t instead of s <= t + cached",
 }
 
 # The first tensor, in the table's data-flow order, that each mistake changes
@@ -53,7 +57,14 @@ FIRST_CHANGED = {
     "rmsnorm_eps_outside_sqrt": "layers.0.attn_norm",
     "heads_reshape_without_transpose": "layers.0.q",
     "weights_in_out": "layers.0.q",
+    "positions_restart": "layers.0.q_rope",
+    "mask_not_shifted": "layers.0.probs",
 }
+
+# The mistakes only a second pass after a KV cache shows, and the cache self_check and
+# the tests use for them: the first CACHED ids of each sequence go through the cache first.
+CACHE_MISTAKES = ("positions_restart", "mask_not_shifted")
+CACHED = 3
 
 
 # --- checkpoint ------------------------------------------------------------------
@@ -141,12 +152,13 @@ def merge_heads(x, mistakes):
     return x.transpose(0, 2, 1, 3).reshape(batch, tokens, n_heads * head_dim)
 
 
-def rope(x, theta, interleaved):
-    """x: [B, H, T, dh] -> x with each channel pair rotated by position * theta^(-2i/dh).
-    Hugging Face pairs channel i with i + dh/2; interleaved pairs 2i with 2i + 1."""
+def rope(x, theta, interleaved, start=0):
+    """x: [B, H, T, dh] at positions start .. start + T - 1 -> each channel pair rotated by
+    position * theta^(-2i/dh). Hugging Face pairs channel i with i + dh/2; interleaved pairs 2i with 2i + 1."""
     tokens, head_dim = x.shape[2], x.shape[3]
     frequency = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)  # [dh/2]
-    angle = np.arange(tokens, dtype=np.float64)[:, None] * frequency[None, :]       # [T, dh/2]
+    positions = np.arange(start, start + tokens, dtype=np.float64)                   # [T]
+    angle = positions[:, None] * frequency[None, :]                                  # [T, dh/2]
     cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
     if interleaved:
         first, second = x[..., 0::2], x[..., 1::2]                                   # [B, H, T, dh/2]
@@ -184,9 +196,11 @@ def attention_scores(q, k, kv_head, mistakes):
 
 
 def causal_softmax(scores, mistakes):
-    """scores: [B, Hq, T, S] -> probabilities over the keys s <= t; future cells 0."""
+    """scores: [B, Hq, T, S] -> probabilities over the keys s <= t + S - T (the new queries
+    follow the S - T cached keys); future cells 0."""
     tokens, keys = scores.shape[-2], scores.shape[-1]
-    allowed = np.arange(keys)[None, :] <= np.arange(tokens)[:, None]   # [T, S]: causal
+    history = 0 if "mask_not_shifted" in mistakes else keys - tokens
+    allowed = np.arange(keys)[None, :] <= np.arange(tokens)[:, None] + history   # [T, S]: causal
     axis = -2 if "softmax_wrong_axis" in mistakes else -1
     if "mask_after_softmax" in mistakes:
         masked = scores
@@ -215,14 +229,18 @@ def swiglu(x, w_gate, w_up, w_down):
 
 # --- the model -----------------------------------------------------------------------
 
-def forward(config, weights, tokens, mistakes, dump):
-    """tokens: [B, T] int ids; every tensor of the table is saved to dump, in data-flow order."""
+def forward(config, weights, tokens, mistakes, dump, cache):
+    """tokens: [B, T] int ids following the rows already in cache (per layer: keys after RoPE
+    and values, [B, Hkv, S - T, dh] each, appended to here); every tensor of the table is
+    saved to dump, in data-flow order."""
     n_heads, n_kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
     eps, theta = config["rms_norm_eps"], config["rope_theta"]
     interleaved = "rope_pairing_swapped" in mistakes
     in_out = "weights_in_out" in mistakes
     kv_head = kv_head_of(n_heads, n_kv_heads, mistakes)             # [Hq]
     embed = weights["model.embed_tokens.weight"]                     # [V, D]
+    history = cache[0][0].shape[2] if cache else 0                   # S - T rows cached
+    start = 0 if "positions_restart" in mistakes else history        # the new tokens' first position
 
     x = embed[tokens]                                                # [B, T, D]
     dump.save("embed", x)
@@ -238,16 +256,21 @@ def forward(config, weights, tokens, mistakes, dump):
         dump.save(at("q"), q)
         dump.save(at("k"), k)
         dump.save(at("v"), v)
-        q = rope(q, theta, interleaved)                              # [B, Hq, T, dh]
-        k = rope(k, theta, interleaved)                              # [B, Hkv, T, dh]
+        q = rope(q, theta, interleaved, start)                       # [B, Hq, T, dh]
+        k = rope(k, theta, interleaved, start)                       # [B, Hkv, T, dh]
         dump.save(at("q_rope"), q)
         dump.save(at("k_rope"), k)
+        if "rope_on_v" in mistakes:
+            v = rope(v, theta, interleaved, start)
+        if len(cache) <= l:
+            cache.append((k[:, :, :0], v[:, :, :0]))
+        k = np.concatenate([cache[l][0], k], axis=2)                 # [B, Hkv, S, dh]
+        v = np.concatenate([cache[l][1], v], axis=2)                 # [B, Hkv, S, dh]
+        cache[l] = (k, v)
         scores = attention_scores(q, k, kv_head, mistakes)           # [B, Hq, T, S]
         dump.save(at("scores"), scores)
         probs = causal_softmax(scores, mistakes)                     # [B, Hq, T, S]
         dump.save(at("probs"), probs)
-        if "rope_on_v" in mistakes:
-            v = rope(v, theta, interleaved)
         heads = attend(probs, v, kv_head)                            # [B, Hq, T, dh]
         dump.save(at("heads"), heads)
         attn_out = project(merge_heads(heads, mistakes), w("self_attn.o_proj"), in_out)  # [B, T, D]
@@ -267,8 +290,10 @@ def forward(config, weights, tokens, mistakes, dump):
     dump.save("logits", logits)
 
 
-def run(checkpoint_dir, token_rows, dtype="float64", mistakes=(), eps=None):
-    """token_rows: B lists of T ids -> {table name: ndarray of dtype}, in data-flow order."""
+def run(checkpoint_dir, token_rows, dtype="float64", mistakes=(), eps=None, cached=0):
+    """token_rows: B lists of T ids -> {table name: ndarray of dtype}, in data-flow order.
+    cached: the first `cached` ids of each row go through a KV cache first (their tensors
+    are not kept); the tensors are those of the rest, T - cached queries over T keys."""
     unknown = set(mistakes) - set(MISTAKES)
     if unknown:
         raise ValueError("unknown mistake(s) %s; known: %s" % (", ".join(sorted(unknown)), ", ".join(MISTAKES)))
@@ -280,8 +305,13 @@ def run(checkpoint_dir, token_rows, dtype="float64", mistakes=(), eps=None):
         raise ValueError("token_rows must be B non-empty rows of the same length")
     if tokens.min() < 0 or tokens.max() >= config["vocab_size"]:
         raise ValueError("token ids must be in [0, %d)" % config["vocab_size"])
+    if not 0 <= cached < tokens.shape[1]:
+        raise ValueError("cached must leave at least one token: 0 <= cached < %d" % tokens.shape[1])
+    cache = []
+    if cached:
+        forward(config, weights, tokens[:, :cached], set(mistakes), AnatomyDump(), cache)
     dump = AnatomyDump()
-    forward(config, weights, tokens, set(mistakes), dump)
+    forward(config, weights, tokens[:, cached:], set(mistakes), dump, cache)
     return dump.tensors
 
 
@@ -314,6 +344,13 @@ def self_check(attn):
                 assert np.allclose(values.sum(axis=-1), 1, atol=1e-12, rtol=0), name
                 assert np.all(values[..., future] == 0), name
 
+        # Through the cache: the second pass's tensors are the full pass's rows for its
+        # positions (scores and probs: those queries over every key).
+        after_cache = run(tiny, tokens, cached=CACHED)
+        for name, values in after_cache.items():
+            rows = correct[tiny][name][:, :, CACHED:] if values.ndim == 4 else correct[tiny][name][:, CACHED:]
+            assert np.allclose(values, rows, rtol=1e-12, atol=1e-12), name
+
         # float32 follows float64 (the float32 path is what a learner mostly runs).
         in_float32 = run(tiny, tokens, "float32")
         assert relative_difference(in_float32["logits"], correct[tiny]["logits"]) < 1e-5
@@ -323,9 +360,11 @@ def self_check(attn):
         print("%-32s  %-20s  %s" % ("mistake", "first changed", "relative difference"))
         for mistake in MISTAKES:
             folder = wide_eps if mistake == "rmsnorm_eps_outside_sqrt" else tiny
-            wrong = run(folder, tokens, mistakes={mistake})
-            name = first_changed(wrong, correct[folder])
-            size = relative_difference(wrong[name], correct[folder][name]) if name else 0.0
+            cached = CACHED if mistake in CACHE_MISTAKES else 0
+            reference = after_cache if cached else correct[folder]
+            wrong = run(folder, tokens, mistakes={mistake}, cached=cached)
+            name = first_changed(wrong, reference)
+            size = relative_difference(wrong[name], reference[name]) if name else 0.0
             print("%-32s  %-20s  %.3g" % (mistake, name, size))
             assert name == FIRST_CHANGED[mistake], (mistake, name)
             assert size > 1e-3, (mistake, name, size)
@@ -369,6 +408,8 @@ def main():
     parser.add_argument("--mistake", action="extend", nargs="+", default=[], choices=list(MISTAKES), metavar="NAME",
                         help="one or more of: " + ", ".join(MISTAKES))
     parser.add_argument("--only", help="comma-separated table names to write (default: all)")
+    parser.add_argument("--cached", type=int, default=0,
+                        help="run the first N ids of each sequence through a KV cache first; write the rest's tensors")
     parser.add_argument("--self-check", action="store_true", help="check the model and every mistake, then exit")
     parser.add_argument("--attn", default=os.environ.get("ATTN", os.path.join(here, "..", "..", "build", "native",
                                                                                "native", "attn")),
@@ -380,7 +421,7 @@ def main():
     if not (args.checkpoint and args.tokens and args.out):
         parser.error("--checkpoint, --tokens and --out are required (or --self-check)")
     try:
-        tensors = run(args.checkpoint, parse_tokens(args.tokens), args.dtype, args.mistake, args.eps)
+        tensors = run(args.checkpoint, parse_tokens(args.tokens), args.dtype, args.mistake, args.eps, args.cached)
     except ValueError as error:
         parser.error(str(error))
     names = args.only.split(",") if args.only else list(tensors)

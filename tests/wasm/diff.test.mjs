@@ -1,6 +1,6 @@
 // attn diff in wasm (wasm/bindings_diff.cpp) is attn diff: on files made by the
-// independent NumPy Llama (tests/diff/numpy_llama.py), a correct one, one per mistake
-// and one with a value nudged by hand, the wasm report and `attn diff --json` agree on
+// independent NumPy Llama (tests/diff/numpy_llama.py), correct ones and mistaken ones,
+// from one pass and after 3 tokens through the KV cache, the wasm report and `attn diff --json` agree on
 // every verdict (which tensors agree, the first divergence and its index, the mistake
 // named) and on every error to 1e-9 relative (both run the forward in float64; their
 // libm's exp and cos may differ in the last bit). Bad files answer {error}.
@@ -21,8 +21,9 @@ const learner = path.join(repo, 'tests', 'diff', 'numpy_llama.py');
 const tokens = [[1, 5, 9, 2, 7, 3, 11, 4], [3, 3, 8, 0, 14, 6, 2, 31]];
 const tokenText = tokens.map((row) => row.join(',')).join(';');
 
-function nativeReport(model, file) {
-  const run = spawnSync(attn, ['diff', '--checkpoint', model, '--tokens', tokenText, '--theirs', file, '--json'], { encoding: 'utf8' });
+function nativeReport(model, file, cached) {
+  const run = spawnSync(attn, ['diff', '--checkpoint', model, '--tokens', tokenText, '--theirs', file, '--json', '--cached', String(cached)],
+    { encoding: 'utf8' });
   assert.ok(run.status === 0 || run.status === 1, run.stderr);
   return JSON.parse(run.stdout);
 }
@@ -37,13 +38,14 @@ test('the wasm diff gives attn diff\'s report on the same files', async () => {
     execFileSync(attn, ['export-checkpoint', model], { stdio: 'ignore' }); // seed 1, as the wasm default
     const module = await loadDiff();
     const cases = [['ok.npz', []], ['ok32.safetensors', [], 'float32'], ['rope.npz', ['rope_pairing_swapped']],
-      ['kv.npz', ['kv_head_modulo']], ['mask.safetensors', ['mask_after_softmax']], ['reshape.npz', ['heads_reshape_without_transpose']]];
-    for (const [name, mistakes, dtype = 'float64'] of cases) {
+      ['kv.npz', ['kv_head_modulo']], ['mask.safetensors', ['mask_after_softmax']], ['reshape.npz', ['heads_reshape_without_transpose']],
+      ['cached.npz', [], 'float64', 3], ['restart.npz', ['positions_restart'], 'float64', 3], ['shift.npz', ['mask_not_shifted'], 'float32', 3]];
+    for (const [name, mistakes, dtype = 'float64', cached = 0] of cases) {
       const file = path.join(tmp, name);
-      execFileSync(python, [learner, '--checkpoint', model, '--tokens', tokenText, '--out', file, '--dtype', dtype,
+      execFileSync(python, [learner, '--checkpoint', model, '--tokens', tokenText, '--out', file, '--dtype', dtype, '--cached', String(cached),
         ...(mistakes.length ? ['--mistake', ...mistakes] : [])]);
-      const native = nativeReport(model, file);
-      const wasm = JSON.parse(module.diff(JSON.stringify({ tokens }), new Uint8Array(fs.readFileSync(file))));
+      const native = nativeReport(model, file, cached);
+      const wasm = JSON.parse(module.diff(JSON.stringify({ tokens, cached }), new Uint8Array(fs.readFileSync(file))));
       assert.equal(wasm.error, undefined, `${name}: ${wasm.error}`);
       assert.equal(wasm.agrees, native.agrees, name);
       assert.equal(wasm.agrees, mistakes.length === 0, name);
@@ -66,6 +68,7 @@ test('the wasm diff gives attn diff\'s report on the same files', async () => {
     assert.match(bad({ tokens: [[1, 99]] }, new Uint8Array(fs.readFileSync(path.join(tmp, 'ok.npz')))), /outside the vocabulary/);
     assert.match(bad({ tokens: [[1, 5, 9]] }, new Uint8Array(fs.readFileSync(path.join(tmp, 'ok.npz')))), /for 1 x 3 tokens it must be/);
     assert.match(bad({}, new Uint8Array(0)), /needs the tokens/);
+    assert.match(bad({ tokens, cached: 8 }, new Uint8Array(fs.readFileSync(path.join(tmp, 'ok.npz')))), /leaves no token/);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
