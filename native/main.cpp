@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
         {"probe", add_probe_command(app)},
         {"bench", add_bench_command(app)},
         {"diff", add_diff_command(app)},
+        {"judge", add_judge_command(app)},
 #if defined(ANATOMY_ATTN_TRAIN)
         {"train", add_train_command(app)},  // needs OpenSSL (native/CMakeLists.txt)
 #endif

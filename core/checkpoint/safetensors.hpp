@@ -13,8 +13,8 @@
 
 namespace anatomy {
 
-// F64 is read (a learner's tensors for attn diff, core/diff) and written; the
-// weight views refuse it (core/pretrained/weight_view.hpp): no checkpoint ships it.
+// F64 is read (a learner's tensors for attn diff, core/diff) and written; a
+// checkpoint's weights refuse it (safetensors_views.cpp).
 enum class DType { f32, f16, bf16, f64 };
 
 std::string dtype_name(DType dtype);  // "F32", "F16", "BF16", "F64"

@@ -6,7 +6,10 @@
 namespace anatomy {
 namespace {
 
+// A checkpoint's weights are F32, F16 or BF16: F64 is read only for attn diff (core/diff).
 TensorView view_of(const SafetensorsView& file, const std::string& name, const TensorEntry& entry) {
+    if (entry.dtype == DType::f64)
+        throw InputError("tensor '" + name + "' has unsupported dtype 'F64' for weights (supported: F32, F16, BF16)");
     return {name, file.data() + entry.begin, entry.dtype, entry.shape};
 }
 

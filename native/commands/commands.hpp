@@ -18,5 +18,6 @@ CommandRunner add_probe_command(CLI::App& app);
 CommandRunner add_bench_command(CLI::App& app);
 CommandRunner add_train_command(CLI::App& app);
 CommandRunner add_diff_command(CLI::App& app);
+CommandRunner add_judge_command(CLI::App& app);
 
 }  // namespace anatomy::native

@@ -269,6 +269,17 @@ class ArgumentErrors(AttnTestCase):
     def test_unknown_flag(self):
         self.fails(["verify", "--bogus"], "--bogus")
 
+    # attn judge (what tools/judge.py calls): its catalogue and cases as JSON, bad requests refused.
+    def test_judge(self):
+        catalogue = json.loads(run_attn("judge", "--list").stdout)
+        self.assertIn("softmax", [e["id"] for e in catalogue])
+        cases = json.loads(run_attn("judge", "softmax", "--cases").stdout)
+        self.assertEqual(len(cases["cases"]), next(e["cases"] for e in catalogue if e["id"] == "softmax"))
+        self.fails(["judge", "nope", "--cases"], "unknown exercise 'nope'")
+        self.fails(["judge", "softmax"], "one of --list, --cases or --outputs")
+        self.fails(["judge", "--cases"], "needs an EXERCISE")
+        self.fails(["judge", "softmax", "--outputs", "/nonexistent.json"], "/nonexistent.json")
+
     def test_unknown_subcommand(self):
         self.fails(["frobnicate"], "frobnicate")
 

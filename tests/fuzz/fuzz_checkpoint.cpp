@@ -6,6 +6,7 @@
 //   2  tokenizer.json: LlamaTokenizer::from_json, then encode, decode and display
 //   3  model.safetensors for a fixed micro config: pretrained_from_hf in float32
 //      and bfloat16, then one forward pass of two tokens
+//   4  a learner's tensors for attn diff: read_learner_tensors (.npz or safetensors)
 // A malformed file must end in InputError: any other exception, a crash, a
 // sanitizer report, a hang (-timeout) or runaway memory (-rss_limit_mb) is a bug.
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_llama.hpp"
+#include "diff/learner_file.hpp"
 #include "fuzz_config.hpp"
 #include "pretrained/pretrained_forward.hpp"
 #include "tokenizer/llama_tokenizer.hpp"
@@ -72,16 +74,25 @@ void load_model(const std::uint8_t* data, std::size_t size) {
     }
 }
 
+void read_learner_file(const std::uint8_t* data, std::size_t size) {
+    for (const auto& [name, tensor] : read_learner_tensors(data, size, "fuzz")) {
+        std::size_t n = 1;
+        for (const std::size_t d : tensor.shape) n *= d;
+        if (tensor.values.size() != n) __builtin_trap();  // every value the shape promises, read
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     try {
-        switch (data[0] % 4) {
+        switch (data[0] % 5) {
             case 0: read_safetensors(data + 1, size - 1); break;
             case 1: read_config(data + 1, size - 1); break;
             case 2: read_tokenizer(data + 1, size - 1); break;
             case 3: load_model(data + 1, size - 1); break;
+            case 4: read_learner_file(data + 1, size - 1); break;
         }
     } catch (const InputError&) {
         // The expected end of a malformed file: a message for the user.

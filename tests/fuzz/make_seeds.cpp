@@ -2,6 +2,7 @@
 // mode (the first byte picks the mode, see fuzz_checkpoint.cpp). A fuzzer mutates
 // valid inputs far more usefully than random bytes.
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -21,6 +22,39 @@ void write(const std::string& path, char mode, const std::string& body) {
 }
 
 std::string text(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+std::string little_endian(std::uint64_t value, int bytes) {
+    std::string out;
+    for (int i = 0; i < bytes; ++i) out += char(value >> (8 * i));
+    return out;
+}
+
+// An .npz as np.savez writes it, in miniature: one stored member "logits.npy", a
+// float64 array of shape (1, 2, 3), its local header, the central directory and the
+// end record (CRCs left 0: the reader does not check them).
+std::string tiny_npz() {
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 3), }";
+    header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";  // the preamble a multiple of 64 bytes
+    std::string npy = std::string("\x93NUMPY\x01\x00", 8) + little_endian(header.size(), 2) + header;
+    for (int i = 0; i < 6; ++i) {
+        const double value = 0.5 * i - 1;
+        std::uint64_t bits;
+        std::memcpy(&bits, &value, 8);
+        npy += little_endian(bits, 8);
+    }
+    const std::string name = "logits.npy";
+    const std::string sizes = little_endian(0, 4) + little_endian(npy.size(), 4) + little_endian(npy.size(), 4);  // crc, sizes
+    const std::string local = little_endian(0x04034b50, 4) + little_endian(20, 2) + little_endian(0, 2) + little_endian(0, 2) +
+                              little_endian(0, 4) + sizes + little_endian(name.size(), 2) + little_endian(0, 2) + name;
+    const std::string central = little_endian(0x02014b50, 4) + little_endian(20, 2) + little_endian(20, 2) + little_endian(0, 2) +
+                                little_endian(0, 2) + little_endian(0, 4) + sizes + little_endian(name.size(), 2) + little_endian(0, 2) +
+                                little_endian(0, 2) + little_endian(0, 2) + little_endian(0, 2) + little_endian(0, 4) +
+                                little_endian(0, 4) + name;
+    const std::size_t directory_at = local.size() + npy.size();
+    const std::string end = little_endian(0x06054b50, 4) + little_endian(0, 2) + little_endian(0, 2) + little_endian(1, 2) +
+                            little_endian(1, 2) + little_endian(central.size(), 4) + little_endian(directory_at, 4) + little_endian(0, 2);
+    return local + npy + central + end;
+}
 
 }  // namespace
 
@@ -42,5 +76,7 @@ int main(int argc, char** argv) {
     write(dir + "/tokenizer-400", 2, synthetic_tokenizer_json(400).dump());
     write(dir + "/model-f32", 3, text(hf_safetensors(micro, DType::f32)));
     write(dir + "/model-bf16", 3, text(hf_safetensors(micro, DType::bf16)));
+    write(dir + "/learner-npz", 4, tiny_npz());
+    write(dir + "/learner-safetensors-f64", 4, text(write_safetensors({{"logits", {1, 2, 3}, {1, 2, 3, 4, 5, 6}}}, DType::f64)));
     return 0;
 }

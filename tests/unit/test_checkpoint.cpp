@@ -77,6 +77,17 @@ TEST_CASE("safetensors round trip in every dtype") {
     }
 }
 
+TEST_CASE("safetensors F64: read exactly as doubles (attn diff), refused as a checkpoint's weights") {
+    const std::vector<std::uint8_t> bytes = write_safetensors({{"x", {3}, {0.1f, -2.5f, 3e-8f}}}, DType::f64);
+    const SafetensorsView file = SafetensorsView::parse(bytes.data(), bytes.size(), "test");
+    CHECK(file.find("x")->dtype == DType::f64);
+    CHECK(file.find("x")->end - file.find("x")->begin == 24);
+    const std::vector<double> values = file.read_doubles("x");
+    CHECK(values == std::vector<double>{double(0.1f), double(-2.5f), double(3e-8f)});  // each float widened, exactly
+    CHECK(file.read_floats("x") == std::vector<float>{0.1f, -2.5f, 3e-8f});
+    CHECK_THROWS_WITH_AS(safetensors_views({&file}), "tensor 'x' has unsupported dtype 'F64' for weights (supported: F32, F16, BF16)", InputError);
+}
+
 TEST_CASE("safetensors reader rejects malformed files with a message naming the problem") {
     const std::vector<std::uint8_t> good = write_safetensors({{"w", {2, 2}, {1, 2, 3, 4}}}, DType::f32);
     CHECK(parse_error(std::vector<std::uint8_t>(good.begin(), good.begin() + 5)).find("truncated") != std::string::npos);
@@ -85,8 +96,8 @@ TEST_CASE("safetensors reader rejects malformed files with a message naming the 
 
     nlohmann::json header = header_of(good);
     nlohmann::json bad = header;
-    bad["w"]["dtype"] = "F64";
-    CHECK(parse_error(with_header(good, bad)).find("unsupported dtype 'F64'") != std::string::npos);
+    bad["w"]["dtype"] = "I64";
+    CHECK(parse_error(with_header(good, bad)).find("unsupported dtype 'I64'") != std::string::npos);
     bad = header;
     bad["w"]["shape"] = {3, 2, 1, 5};
     CHECK(parse_error(with_header(good, bad)).find("shape and dtype need") != std::string::npos);

@@ -1,0 +1,68 @@
+// attn judge: the page's exercise judge (core/judge) for programs outside the
+// browser, such as tools/judge.py, which runs a learner's Python and hands the
+// outputs back here. Every answer is the judge's JSON, as the page's wasm gives it.
+//
+//   attn judge --list                          -> [{id, cases, mistakes: [{id, title}]}]
+//   attn judge EXERCISE --cases                -> {exercise, cases: [{name, args}]}
+//   attn judge EXERCISE --outputs FILE|-       -> the report; exit 0 when every case
+//                                                 passes, 1 when any fails
+// NaN and infinities travel as the strings "NaN", "Infinity", "-Infinity" both ways.
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "files.hpp"
+#include "judge/judge.hpp"
+#include "tensor.hpp"
+
+namespace anatomy::native {
+namespace {
+
+struct JudgeOptions {
+    std::string exercise;
+    bool list = false;
+    bool cases = false;
+    std::string outputs;  // a file, or "-" for standard input
+};
+
+nlohmann::json read_outputs(const std::string& path) {
+    const std::string text = path == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_text_file(path);
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+        throw InputError((path == "-" ? std::string("standard input") : path) + " is not valid JSON");
+    }
+}
+
+int run_judge(const JudgeOptions& o) {
+    if (int(o.list) + int(o.cases) + int(!o.outputs.empty()) != 1) throw InputError("judge takes one of --list, --cases or --outputs FILE");
+    if (o.list) {
+        std::cout << judge::exercise_catalogue().dump() << "\n";
+        return 0;
+    }
+    if (o.exercise.empty()) throw InputError("judge needs an EXERCISE (attn judge --list names them)");
+    if (o.cases) {
+        std::cout << judge::cases_json(o.exercise).dump() << "\n";
+        return 0;
+    }
+    const nlohmann::json report = judge::judge_outputs(o.exercise, read_outputs(o.outputs));
+    std::cout << report.dump() << "\n";
+    return report["passed"].get<bool>() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner add_judge_command(CLI::App& app) {
+    auto options = std::make_shared<JudgeOptions>();
+    CLI::App* cmd = app.add_subcommand("judge", "The exercise judge: an exercise's test cases, or the verdict on your outputs (for tools/judge.py)");
+    cmd->add_option("exercise", options->exercise, "The exercise's id, e.g. softmax");
+    cmd->add_flag("--list", options->list, "Every exercise with its mistakes, as JSON");
+    cmd->add_flag("--cases", options->cases, "The exercise's test cases, as JSON");
+    cmd->add_option("--outputs", options->outputs, "Your function's outputs, one {\"value\"} or {\"error\"} per case (JSON; - for stdin)");
+    return [options] { return run_judge(*options); };
+}
+
+}  // namespace anatomy::native
