@@ -15,6 +15,8 @@ for each known mistake, reading the tiny model that attn export-checkpoint write
   shapes (expected and given), compressed or non-float archives, neither format,
   a truncated file, tokens outside the vocabulary or of unequal lengths.
 - numpy_llama's self-check passes (each mistake first changes the tensor named).
+- Where transformers is installed, tools/examples/transformers_dump.py (LlamaForCausalLM
+  with forward hooks) agrees too; elsewhere that test prints SKIPPED.
 
 Run: ATTN=build/native/native/attn /usr/bin/python3 tests/cli/test_diff.py
 """
@@ -197,6 +199,21 @@ class DiffTest(AttnTestCase):
                 lines = result.stderr.strip().splitlines()
                 self.assertEqual(len(lines), 1, result.stderr)
                 self.assertIn(message, lines[0])
+
+    def test_transformers_as_the_learner(self):
+        # tools/examples/transformers_dump.py: LlamaForCausalLM's own tensors, by forward hooks, agree.
+        try:
+            import torch  # noqa: F401
+            import transformers  # noqa: F401
+        except ImportError:
+            print("SKIPPED: transformers is not installed (the example needs torch and transformers)")
+            self.skipTest("transformers is not installed")
+        out = os.path.join(self.tmp, "hf.npz")
+        example = os.path.join(HERE, "..", "..", "tools", "examples", "transformers_dump.py")
+        subprocess.run([sys.executable, example, "--checkpoint", self.model, "--tokens", TOKENS, "--out", out], check=True, timeout=300)
+        code, report = self.diff(out)
+        self.assertEqual(code, 0, json.dumps(report["compared"], indent=1))
+        self.assertIn("layers.1.probs", [c["name"] for c in report["compared"]])
 
     def test_the_numpy_model_checks_itself(self):
         result = subprocess.run([sys.executable, os.path.join(HERE, "..", "diff", "numpy_llama.py"), "--self-check", "--attn", ATTN],
