@@ -154,21 +154,26 @@ class AnatomyDump:
             np.savez(f, **self.tensors)
 
     def _write_safetensors(self, path):
-        # [u64 little-endian: header length N][N bytes of JSON, padded with spaces to a
-        # multiple of 8][the tensors' bytes, back to back, at the header's data_offsets]
-        header, at = {}, 0
-        for name, values in self.tensors.items():
-            dtype = "F32" if values.dtype == np.float32 else "F64"
-            header[name] = {"dtype": dtype, "shape": list(values.shape), "data_offsets": [at, at + values.nbytes]}
-            at += values.nbytes
-        header["__metadata__"] = {"producer": "tools/anatomy_dump.py"}
-        text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-        text += b" " * (-len(text) % 8)
-        with open(path, "wb") as f:
-            f.write(struct.pack("<Q", len(text)))
-            f.write(text)
-            for values in self.tensors.values():
-                f.write(values.tobytes())
+        write_safetensors(path, self.tensors)
+
+
+def write_safetensors(path, tensors):
+    """{name: float32 or float64 array} -> a safetensors file: [u64 little-endian: header
+    length N][N bytes of JSON, padded with spaces to a multiple of 8][the tensors' bytes,
+    back to back, at the header's data_offsets]."""
+    header, at = {}, 0
+    for name, values in tensors.items():
+        dtype = "F32" if values.dtype == np.float32 else "F64"
+        header[name] = {"dtype": dtype, "shape": list(values.shape), "data_offsets": [at, at + values.nbytes]}
+        at += values.nbytes
+    header["__metadata__"] = {"producer": "tools/anatomy_dump.py"}
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for values in tensors.values():
+            f.write(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<")).tobytes())
 
 
 # --- module-level convenience --------------------------------------------------

@@ -159,6 +159,10 @@ std::vector<Candidate> candidates(const Slot& slot, const Ours& o) {
         out.push_back({"rmsnorm_eps_outside_sqrt", "RMSNorm's eps added outside the square root: x / (sqrt(mean(x^2)) + eps)",
                        judge::rmsnorm_mistake(input, weight, c.rms_norm_eps, judge::RmsMistake::eps_outside_sqrt)});
     }
+    // The head: an untied checkpoint's own lm_head passed over for the embedding table.
+    if (slot.op == "logits" && !c.tie_embeddings)
+        out.push_back({"head_tied_to_embedding", "logits from the embedding table where this checkpoint has its own output head (lm_head)",
+                       judge::projection_recipe(o.tensors.at("final_norm"), Nd(xt::transpose(o.model.weights.embedding)))});
     if (slot.layer < 0) return out;
     const LayerWeights<double>& w = o.model.weights.layers[std::size_t(slot.layer)];
 

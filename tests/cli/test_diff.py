@@ -8,7 +8,8 @@ for each known mistake, reading the tiny model that attn export-checkpoint write
 - Each mistake makes attn diff stop at the tensor the mistake first changes (the
   NumPy model's own FIRST_CHANGED, found by comparing its runs) and name it (exit 1);
   the two that only a second pass shows (positions restarting, the mask not shifted)
-  after 3 tokens through the KV cache (--cached 3), where a correct learner agrees.
+  after 3 tokens through the KV cache (--cached 3), where a correct learner agrees;
+  a head read from the embedding on a checkpoint with its own lm_head.
 - A value nudged by hand in a correct file diverges at that tensor and index, and no
   mistake is named; only logits given: the divergence, and the advice to give more.
 - Bad input exits 2 with one line: unknown names, a layer the model lacks, wrong
@@ -51,6 +52,8 @@ class DiffTest(AttnTestCase):
         # eps 0.5: eps outside the root moves RMSNorm's output by ~20% (at 1e-6, by 5e-7: within float32's tolerance).
         cls.model_eps = os.path.join(cls.tmp, "tiny-eps")
         numpy_llama.export_with_eps(ATTN, cls.model_eps, 0.5)
+        # An lm_head of its own: a head read from the embedding is then a mistake to name.
+        cls.model_untied = numpy_llama.export_untied(ATTN, os.path.join(cls.tmp, "tiny-untied"))
 
     @classmethod
     def tearDownClass(cls):
@@ -100,7 +103,7 @@ class DiffTest(AttnTestCase):
     def test_each_mistake_is_found_and_named(self):
         for mistake in numpy_llama.MISTAKES:
             with self.subTest(mistake=mistake):
-                model = self.model_eps if mistake == "rmsnorm_eps_outside_sqrt" else self.model
+                model = {"rmsnorm_eps_outside_sqrt": self.model_eps, "head_tied_to_embedding": self.model_untied}.get(mistake, self.model)
                 cached = numpy_llama.CACHED if mistake in numpy_llama.CACHE_MISTAKES else 0
                 code, report = self.diff(self.learner("m.npz", model=model, mistakes=(mistake,), cached=cached), model=model, cached=cached)
                 self.assertEqual(code, 1)
@@ -115,6 +118,14 @@ class DiffTest(AttnTestCase):
         # float32 too: the tolerance follows the learner's precision.
         code, report = self.diff(self.learner("m32.safetensors", dtype="float32", mistakes=("kv_head_modulo",)))
         self.assertEqual((code, report["diagnosis"]["mistake"]), (1, "kv_head_modulo"))
+
+    def test_an_untied_checkpoint(self):
+        code, report = self.diff(self.learner("untied.npz", model=self.model_untied), model=self.model_untied)
+        self.assertEqual(code, 0, json.dumps(report["compared"], indent=1))
+        # On a tied checkpoint there is no other matrix to have used: the mistake is not tried.
+        code, report = self.diff(self.save("logits-off.npz", {"logits": numpy_llama.run(self.model, ROWS)["logits"] + 1}))
+        self.assertEqual(code, 1)
+        self.assertEqual(report["mistakes_tried"], [])
 
     def test_after_a_cache(self):
         # The second pass: 5 new tokens over 8 keys; a correct learner agrees, and its

@@ -23,7 +23,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from anatomy_dump import AnatomyDump  # noqa: E402
+from anatomy_dump import AnatomyDump, write_safetensors  # noqa: E402
 
 
 MISTAKES = {
@@ -39,6 +39,8 @@ MISTAKES = {
     "heads_reshape_without_transpose": "heads split by a bare reshape [B,T,H*dh] -> [B,H,T,dh] (merged by its inverse)",
     "weights_in_out": "q_proj and o_proj applied as x @ W instead of x @ W.T",
     # Visible only with a KV cache (run(..., cached=N)): the second pass's positions and mask.
+    # Visible only with an untied checkpoint (export_untied): the head read from the wrong matrix.
+    "head_tied_to_embedding": "logits from the embedding table where the checkpoint has its own lm_head",
     "positions_restart": "after the cache, RoPE positions start again at 0 instead of at the cache's length",
     "mask_not_shifted": "after the cache, the causal mask lets query t see keys s <= t instead of s <= t + cached",
 }
@@ -57,6 +59,7 @@ FIRST_CHANGED = {
     "rmsnorm_eps_outside_sqrt": "layers.0.attn_norm",
     "heads_reshape_without_transpose": "layers.0.q",
     "weights_in_out": "layers.0.q",
+    "head_tied_to_embedding": "logits",
     "positions_restart": "layers.0.q_rope",
     "mask_not_shifted": "layers.0.probs",
 }
@@ -101,6 +104,24 @@ def read_checkpoint(folder, eps=None):
     config.setdefault("head_dim", config["hidden_size"] // config["num_attention_heads"])
     weights = read_safetensors(os.path.join(folder, "model.safetensors"))
     return config, weights
+
+
+def export_untied(attn, folder, seed=7):
+    """`attn export-checkpoint folder`, then an lm_head of its own (random, [V, D] float32)
+    added to model.safetensors and tie_word_embeddings set false: an untied checkpoint."""
+    subprocess.run([attn, "export-checkpoint", folder], check=True, stdout=subprocess.DEVNULL)
+    path = os.path.join(folder, "model.safetensors")
+    weights = read_safetensors(path)
+    vocab, width = weights["model.embed_tokens.weight"].shape
+    head = np.random.default_rng(seed).normal(0, 0.2, (vocab, width)).astype(np.float32)
+    write_safetensors(path, {**weights, "lm_head.weight": head})
+    config_path = os.path.join(folder, "config.json")
+    with open(config_path) as f:
+        config = json.load(f)
+    config["tie_word_embeddings"] = False
+    with open(config_path, "w") as f:
+        json.dump(config, f, indent=2)
+    return folder
 
 
 def export_with_eps(attn, folder, eps):
@@ -286,7 +307,8 @@ def forward(config, weights, tokens, mistakes, dump, cache):
     h = rmsnorm(x, weights["model.norm.weight"], eps, mistakes)      # [B, T, D]
     dump.save("final_norm", h)
     # Tied embeddings: the output matrix is the embedding table unless a head is stored.
-    logits = project(h, weights.get("lm_head.weight", embed))        # [B, T, V]
+    head = embed if "head_tied_to_embedding" in mistakes else weights.get("lm_head.weight", embed)  # [V, D]
+    logits = project(h, head)                                        # [B, T, V]
     dump.save("logits", logits)
 
 
@@ -335,7 +357,8 @@ def self_check(attn):
     with tempfile.TemporaryDirectory() as tmp:
         tiny = export_with_eps(attn, os.path.join(tmp, "tiny"), None)
         wide_eps = export_with_eps(attn, os.path.join(tmp, "eps"), 0.5)
-        correct = {tiny: run(tiny, tokens), wide_eps: run(wide_eps, tokens)}
+        untied = export_untied(attn, os.path.join(tmp, "untied"))
+        correct = {tiny: run(tiny, tokens), wide_eps: run(wide_eps, tokens), untied: run(untied, tokens)}
 
         # The correct run: probability rows sum to 1, future cells are exactly 0.
         future = np.triu(np.ones((len(tokens[0]),) * 2, dtype=bool), k=1)          # [T, S]
@@ -359,7 +382,7 @@ def self_check(attn):
         # the correct run, and that tensor moves by more than 1e-3 relative.
         print("%-32s  %-20s  %s" % ("mistake", "first changed", "relative difference"))
         for mistake in MISTAKES:
-            folder = wide_eps if mistake == "rmsnorm_eps_outside_sqrt" else tiny
+            folder = {"rmsnorm_eps_outside_sqrt": wide_eps, "head_tied_to_embedding": untied}.get(mistake, tiny)
             cached = CACHED if mistake in CACHE_MISTAKES else 0
             reference = after_cache if cached else correct[folder]
             wrong = run(folder, tokens, mistakes={mistake}, cached=cached)
