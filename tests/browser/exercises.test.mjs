@@ -12,6 +12,7 @@
 //   persistence: code and the passed state survive a reload; export then import carries
 //                them to a fresh browser profile; a malformed file is refused with a message
 //   lean:        the chapter pages load no CodeMirror
+//   python:      the Python signature sits beside the JavaScript one, with the tools/judge.py command
 // The solutions typed in come from tests/exercises/solutions/ (learner-style files).
 // Run by ctest (ANATOMY_WEB_DIST set), or by hand after building the page:
 //   (cd web && npm ci && npm run build) && node --test tests/browser/exercises.test.mjs
@@ -87,6 +88,22 @@ test('a correct solution passes, quickly, and unlocks the reference solution', a
   assert.equal(await page.getByTestId('state-softmax').textContent(), 'passed');
   assert.equal(await page.getByTestId('solution').count(), 1, 'the reference solution is offered after passing');
   await screenshot(page, 'exercises-passed-1280');
+  assertNoProblems(problems, 'exercises.html');
+});
+
+test('the Python signature is shown beside the JavaScript one, with the command that judges it', async (t) => {
+  const { page, problems, close } = await openExercise('softmax');
+  t.after(close);
+  const js = page.getByTestId('js-signature');
+  const python = page.getByTestId('python-signature');
+  assert.equal(await js.textContent(), 'function softmax(x)');
+  assert.match(await python.textContent(), /^def softmax\(x: np\.ndarray\) -> np\.ndarray:\n {4}# x \[R, C\] -> \[R, C\]$/);
+  const [jsBox, pythonBox] = [await js.boundingBox(), await python.boundingBox()];
+  assert.ok(pythonBox.x > jsBox.x + jsBox.width && Math.abs(pythonBox.y - jsBox.y) < 1, 'side by side at 1280 px');
+  assert.match(await page.locator('.python-help').textContent(), /python3 tools\/judge\.py softmax my_softmax\.py/);
+  await page.getByRole('link', { name: /One decode step/ }).click();
+  assert.match(await python.textContent(), /^def decode_step\(q: np\.ndarray, k_cache: np\.ndarray/);
+  assert.match(await page.locator('.python-help').textContent(), /python3 tools\/judge\.py decodeStep my_decode_step\.py/);
   assertNoProblems(problems, 'exercises.html');
 });
 

@@ -21,6 +21,8 @@ export interface ExerciseText {
   statement: string;
   parameters: Parameter[];
   returns: Parameter;
+  /** The same function in Python (NumPy), judged by tools/judge.py: snake_case names, shapes in a comment. */
+  python: string;
   /** What the editor starts with: the signature, shapes in comments, a stub. */
   starter: string;
   /** HTML, opened one at a time on request. */
@@ -44,6 +46,8 @@ becomes <code>C</code> positive weights that sum to 1: weight <code>j</code> of 
 <code>-Infinity</code>, which is how attention marks a key that may not be read: such an entry gets weight exactly 0.</p>`,
     parameters: [{ name: 'x', type: '[R, C]', note: 'numbers, some of them -Infinity' }],
     returns: { name: 'weights', type: '[R, C]', note: 'each row sums to 1' },
+    python: `def softmax(x: np.ndarray) -> np.ndarray:
+    # x [R, C] -> [R, C]`,
     starter: `// x: [R, C]. Returns [R, C]: the softmax of each row.
 function softmax(x) {
 ${notImplemented}
@@ -83,6 +87,8 @@ position <code>t + (S − T)</code>, and it may read key <code>s</code> only whe
       { name: 'causal', type: 'boolean' },
     ],
     returns: { name: 'out', type: '[B, H, T, D]' },
+    python: `def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> np.ndarray:
+    # q [B, H, T, D]; k, v [B, H, S, D] -> [B, H, T, D]`,
     starter: `// q: [B, H, T, D]; k, v: [B, H, S, D] with S >= T; causal: boolean.
 // Returns [B, H, T, D]. Query t stands at position t + (S - T).
 function attention(q, k, v, causal) {
@@ -141,6 +147,9 @@ result with <code>wo</code>.</p>`,
       { name: 'nHeads', type: 'integer', note: 'divides d' },
     ],
     returns: { name: 'out', type: '[B, T, d]' },
+    python: `def causal_multi_head_attention(x: np.ndarray, wq: np.ndarray, wk: np.ndarray, wv: np.ndarray,
+                                 wo: np.ndarray, n_heads: int) -> np.ndarray:
+    # x [B, T, d]; wq, wk, wv, wo [d, d] stored [in, out] -> [B, T, d]`,
     starter: `// x: [B, T, d]; wq, wk, wv, wo: [d, d] stored [in, out]; nHeads divides d.
 // Returns [B, T, d].
 function causalMultiHeadAttention(x, wq, wk, wv, wo, nHeads) {
@@ -219,6 +228,8 @@ query <code>t</code> stands at <code>p = t + (S − T)</code> and reads the keys
       { name: 'window', type: 'integer ≥ 1' },
     ],
     returns: { name: 'out', type: '[B, H, T, D]' },
+    python: `def sliding_window_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, window: int) -> np.ndarray:
+    # q [B, H, T, D]; k, v [B, H, S, D] -> [B, H, T, D]`,
     starter: `// q: [B, H, T, D]; k, v: [B, H, S, D] with S >= T; window >= 1.
 // Returns [B, H, T, D]. Query t stands at p = t + (S - T) and reads keys p - window + 1 .. p.
 function slidingWindowAttention(q, k, v, window) {
@@ -269,6 +280,8 @@ function slidingWindowAttention(q, k, v, window) {
       { name: 'eps', type: 'number > 0' },
     ],
     returns: { name: 'y', type: '[B, T, d]' },
+    python: `def rmsnorm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    # x [B, T, d]; weight [d] -> [B, T, d]`,
     starter: `// x: [B, T, d]; weight: [d]; eps > 0. Returns [B, T, d].
 function rmsnorm(x, weight, eps) {
 ${notImplemented}
@@ -305,6 +318,8 @@ absolute position of row <code>t</code>; after a cache it does not start at 0.</
       { name: 'theta', type: 'number', note: 'the base, often 10000' },
     ],
     returns: { name: 'rotated', type: '[B, H, T, D]' },
+    python: `def rope(x: np.ndarray, positions: np.ndarray, theta: float) -> np.ndarray:
+    # x [B, H, T, D]; positions [T] (as floats) -> [B, H, T, D]`,
     starter: `// x: [B, H, T, D] with D even; positions: [T]; theta: the base (e.g. 10000).
 // Returns [B, H, T, D]: channel i turns with channel i + D/2.
 function rope(x, positions, theta) {
@@ -347,6 +362,8 @@ reads KV head <code>floor(h / (Hq / Hkv))</code>. The attention is causal with t
       { name: 'k, v', type: '[B, Hkv, S, D]', note: 'Hkv divides Hq, S ≥ T' },
     ],
     returns: { name: 'out', type: '[B, Hq, T, D]' },
+    python: `def grouped_query_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    # q [B, Hq, T, D]; k, v [B, Hkv, S, D] -> [B, Hq, T, D]`,
     starter: `// q: [B, Hq, T, D]; k, v: [B, Hkv, S, D]; Hkv divides Hq; S >= T.
 // Returns [B, Hq, T, D]. Causal, with query t at position t + (S - T).
 function groupedQueryAttention(q, k, v) {
@@ -402,6 +419,10 @@ output and the two extended caches.</p>`,
       { name: 'kNew, vNew', type: '[B, H, 1, D]' },
     ],
     returns: { name: '{out, kCache, vCache}', type: '[B, H, 1, D] and [B, H, S + 1, D] twice' },
+    python: `def decode_step(q: np.ndarray, k_cache: np.ndarray, v_cache: np.ndarray,
+                k_new: np.ndarray, v_new: np.ndarray) -> dict:
+    # q, k_new, v_new [B, H, 1, D]; k_cache, v_cache [B, H, S, D]
+    # -> {"out": [B, H, 1, D], "k_cache": [B, H, S + 1, D], "v_cache": [B, H, S + 1, D]}`,
     starter: `// q, kNew, vNew: [B, H, 1, D]; kCache, vCache: [B, H, S, D].
 // Returns { out: [B, H, 1, D], kCache: [B, H, S + 1, D], vCache: [B, H, S + 1, D] }.
 function decodeStep(q, kCache, vCache, kNew, vNew) {
@@ -452,6 +473,8 @@ projections of <code>x</code> to a hidden width <code>F</code>, one of them pass
       { name: 'wDown', type: '[F, d]' },
     ],
     returns: { name: 'out', type: '[B, T, d]' },
+    python: `def swiglu(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, w_down: np.ndarray) -> np.ndarray:
+    # x [B, T, d]; w_gate, w_up [d, F]; w_down [F, d] -> [B, T, d]`,
     starter: `// x: [B, T, d]; wGate, wUp: [d, F]; wDown: [F, d]. Returns [B, T, d].
 function swiglu(x, wGate, wUp, wDown) {
 ${notImplemented}
@@ -496,6 +519,8 @@ result must equal ordinary causal attention.</p>`,
       { name: 'blockSize', type: 'integer ≥ 1' },
     ],
     returns: { name: 'out', type: '[B, H, T, D]' },
+    python: `def online_softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int) -> np.ndarray:
+    # q [B, H, T, D]; k, v [B, H, S, D] -> [B, H, T, D]`,
     starter: `// q: [B, H, T, D]; k, v: [B, H, S, D]; keys are visited blockSize at a time.
 // Returns [B, H, T, D], equal to causal attention with query t at position t + (S - T).
 function onlineSoftmaxAttention(q, k, v, blockSize) {
@@ -556,6 +581,8 @@ the score matrix <code>Q·Kᵀ</code> over all heads; and <code>weighted</code>,
       { name: 'T', type: 'number', note: 'tokens' },
     ],
     returns: { name: '{projections, scores, weighted}', type: 'numbers' },
+    python: `def attention_flops(d: int, T: int) -> dict:
+    # -> {"projections": int, "scores": int, "weighted": int}`,
     starter: `// d: model width; T: number of tokens. A multiply-add counts as 2 FLOPs.
 // Returns { projections, scores, weighted }.
 function attentionFlops(d, T) {

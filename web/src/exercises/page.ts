@@ -202,8 +202,17 @@ class ExercisesPage {
           el('td', {}, p.note ?? ''))),
         el('tr', { class: 'returns' }, el('td', {}, 'returns ', el('code', {}, text.returns.name)),
           el('td', {}, el('code', {}, text.returns.type)), el('td', {}, text.returns.note ?? ''))));
+    // The Python signature beside the JavaScript one: tools/judge.py judges the same exercise from a .py file.
+    const language = (label: string, code: string, testid: string) =>
+      el('div', { class: 'signature-language' }, el('p', { class: 'language-label' }, label),
+        el('pre', { role: 'region', 'aria-label': `${label} signature`, tabindex: '0', 'data-testid': testid }, el('code', {}, code)));
+    const file = `my_${/^def (\w+)\(/.exec(text.python)?.[1] ?? text.id}.py`;
     return el('div', { class: 'signature' },
-      el('pre', { role: 'region', 'aria-label': 'Signature', tabindex: '0' }, el('code', {}, `function ${text.id}(${names})`)),
+      el('div', { class: 'signature-languages' },
+        language('JavaScript', `function ${text.id}(${names})`, 'js-signature'),
+        language('Python', text.python, 'python-signature')),
+      el('p', { class: 'python-help' }, 'To write it in Python with NumPy instead, save the function in a file and run ',
+        el('code', {}, `python3 tools/judge.py ${text.id} ${file}`), ' in a clone of the repository: the same judge prints the same report.'),
       el('div', { class: 'scroll-x', role: 'region', 'aria-label': 'Arguments', tabindex: '0' }, table));
   }
 

@@ -1,0 +1,14 @@
+# The mistake under test (swiglu_sigmoid_gate): the gate is sigmoid(a), not a * sigmoid(a).
+# SwiGLU feed-forward: (silu(x @ w_gate) * (x @ w_up)) @ w_down.
+# x [B, T, d]; w_gate, w_up [d, F]; w_down [F, d].
+import numpy as np
+
+
+def swiglu(x, w_gate, w_up, w_down):
+    gate = x @ w_gate                                      # [B, T, F]
+    up = x @ w_up
+    return (silu(gate) * up) @ w_down                      # [B, T, d]
+
+
+def silu(a):
+    return 1 / (1 + np.exp(-a))
