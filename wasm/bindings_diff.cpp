@@ -6,7 +6,8 @@
 //                          through the KV cache first)}; the bytes of an .npz or
 //                          .safetensors file (Uint8Array)
 //                          -> core/diff/diff.hpp's report, as `attn diff --json` prints it
-//                             for the checkpoint `attn export-checkpoint --seed` writes
+//                             for the checkpoint `attn export-checkpoint --seed` writes,
+//                             with the first divergence's block: {theirs, ours} to draw
 //   checkpointConfig(options) {seed: 1} -> the config.json `attn export-checkpoint` writes
 //                          beside model.safetensors (whose bytes attention_core's
 //                          exportCheckpoint gives): the checkpoint a learner runs
@@ -30,7 +31,8 @@ std::string diff(const std::string& options_json, const emscripten::val& file) {
         const std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(file);
         const int cached = int_option(options, "cached", 0);
         if (cached < 0) throw InputError("cached must not be negative");
-        return diff_report(model, tokens, read_learner_tensors(bytes.data(), bytes.size(), "your file"), std::size_t(cached));
+        return diff_report(model, tokens, read_learner_tensors(bytes.data(), bytes.size(), "your file"), std::size_t(cached),
+                           /*with_block=*/true);
     });
 }
 

@@ -250,12 +250,25 @@ std::vector<Candidate> candidates(const Slot& slot, const Ours& o) {
 
 json shape_json(const std::vector<std::size_t>& shape) { return json(shape); }
 
+// The [T, X] block of a [B, T, X] or [B, H, T, X] tensor (flat, row-major) that holds
+// the value at `index`: its sequence, and its head when it has heads.
+json block_at(const double* values, const std::vector<std::size_t>& shape, const std::vector<std::size_t>& index) {
+    const std::size_t rows = shape[shape.size() - 2], columns = shape.back();
+    const std::size_t block = shape.size() == 4 ? index[0] * shape[1] + index[1] : index[0];
+    json grid = json::array();
+    for (std::size_t r = 0; r < rows; ++r) {
+        const double* row = values + (block * rows + r) * columns;
+        grid.push_back(std::vector<double>(row, row + columns));
+    }
+    return grid;
+}
+
 }  // namespace
 
 DiffTolerance diff_tolerance(bool float64) { return float64 ? DiffTolerance{1e-10, 1e-8} : DiffTolerance{1e-5, 1e-4}; }
 
 json diff_report(const Model<float>& model, const TokenIds& tokens, const std::map<std::string, LearnerTensor>& theirs,
-                 std::size_t cached) {
+                 std::size_t cached, bool with_block) {
     const ModelConfig& c = model.config;
     if (theirs.empty()) throw InputError("the learner's file holds no tensors");
     for (const std::int32_t id : tokens)
@@ -323,6 +336,8 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
                       {"ours", mine.data()[*cmp.first]}, {"theirs", tensor.values[*cmp.first]}, {"mismatches", cmp.mismatches}};
         if (slot.layer >= 0) where["layer"] = slot.layer;
         for (std::size_t a = 0; a < slot.axes.size(); ++a) where[slot.axes[a]] = index[a];
+        if (with_block)
+            where["block"] = {{"theirs", block_at(tensor.values.data(), slot.shape, index)}, {"ours", block_at(mine.data(), slot.shape, index)}};
         report["first_divergence"] = where;
 
         for (const Candidate& candidate : candidates(slot, ours)) {

@@ -51,7 +51,11 @@ DiffTolerance diff_tolerance(bool float64);
 // other than the one the name has for these tokens (expected and given), no
 // tensors at all, tokens outside the vocabulary, or a `cached` that leaves no token.
 //   tokens: [B, S], all of them, cached and new
+// with_block: the first divergence also carries block: {theirs, ours}, the [T, X]
+// slice holding it (its sequence, and its head where the tensor has heads), for a
+// page to draw side by side; the command line leaves it out.
 nlohmann::json diff_report(const Model<float>& model, const TokenIds& tokens,
-                           const std::map<std::string, LearnerTensor>& theirs, std::size_t cached = 0);
+                           const std::map<std::string, LearnerTensor>& theirs, std::size_t cached = 0,
+                           bool with_block = false);
 
 }  // namespace anatomy

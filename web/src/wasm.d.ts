@@ -15,3 +15,9 @@ declare module '@wasm/attention_train.js' {
   const createAnatomyTrain: (options?: Record<string, unknown>) => Promise<unknown>;
   export default createAnatomyTrain;
 }
+
+// attn diff (wasm/bindings_diff.cpp), loaded only when a learner checks their tensors in the trace viewer.
+declare module '@wasm/attention_diff.js' {
+  const createAnatomyDiff: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyDiff;
+}

@@ -67,6 +67,7 @@ export interface ForwardResult {
   logits: number[][][];
   positions?: number[];
   layers?: LayerCapture[];
+  final_normed?: number[][][];      // [B, T, D] the final RMSNorm (with capture: true only)
 }
 
 // ---- arguments of forward, trace and verify (wasm/bindings.cpp)

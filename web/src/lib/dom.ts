@@ -57,6 +57,11 @@ export function formatNumber(value: number, digits = 4): string {
   return value.toFixed(digits);
 }
 
+/** A file's size for a status line: "63.9 kB", "1.2 MB". */
+export function formatFileSize(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
 /** Shows a message in a widget's status line; kind 'error' is announced assertively. */
 export function setStatus(node: HTMLElement, message: string, kind: 'info' | 'error' = 'info'): void {
   node.textContent = message;

@@ -140,6 +140,12 @@ export class Heatmap {
     if (!this.tableHost.hidden) this.renderTable();
   }
 
+  /** Renames the axes, for a heatmap that shows another kind of matrix next (drawn with the next setData). */
+  setAxes(rowAxis: string, colAxis: string): void {
+    this.options.rowAxis = rowAxis;
+    this.options.colAxis = colAxis;
+  }
+
   /** New values; `highlight` (when given) also sets the highlighted row, drawn in the same pass. */
   setData(data: HeatmapData, highlight?: number | null): void {
     this.data = data;

@@ -5,11 +5,13 @@
 // cache against full pass) and a plot of its attention sinks; its token text labels
 // the heatmaps' axes, with whitespace made visible. A file that is not a valid
 // trace gets one message naming the problem; the widget keeps showing whatever it
-// showed before.
+// showed before. Its second part (diff-door.ts) checks a learner's own tensors
+// against the core, as `attn diff` does; a dropped .npz or .safetensors goes there.
 import { CoreError } from '../lib/core';
-import { el, labelled, setStatus } from '../lib/dom';
+import { el, formatFileSize, labelled, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
 import { AttentionRun, AttentionView } from './attention-view';
+import { diffDoor, isTensorFile } from './diff-door';
 import { probeSummary } from './probe-summary';
 import { SinkData, SinkPlot } from './sink-plot';
 import { maxLabelChars, tokenLabel, visibleText, whitespaceKey } from './token-text';
@@ -96,7 +98,8 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
   view.root.hidden = true;
   // The sinks come before the controls, so a head picked on the plot shows up just below it;
   // the checks come last: the heatmaps should sit right under their controls.
-  root.append(dropZone, status, summary, sinks, controls, tokenKey, view.root, checks);
+  const diff = diffDoor(context);
+  root.append(dropZone, status, summary, sinks, controls, tokenKey, view.root, checks, diff.root);
   setStatus(status, 'No trace open yet. Choose a file, or load the trace the page computes itself.');
 
   const show = (trace: OpenedTrace, source: string) => {
@@ -124,7 +127,7 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
   const openFile = async (file: File) => {
     try {
       checkTraceSize(file.size);
-      show(parseTrace(await file.text()), `${file.name} (${formatBytes(file.size)})`);
+      show(parseTrace(await file.text()), `${file.name} (${formatFileSize(file.size)})`);
     } catch (error) {
       refuse(file.name, error);
     }
@@ -142,29 +145,32 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
       refuse("the page's own trace", error);
     }
   });
-  acceptDrops(root.closest<HTMLElement>('.widget') ?? root, dropZone, openFile, (message) => setStatus(status, message, 'error'));
+  // A trace opens above; a learner's tensors (.npz, .safetensors) go to the check below.
+  acceptDrops(
+    root.closest<HTMLElement>('.widget') ?? root,
+    [dropZone, diff.zone],
+    (file) => (isTensorFile(file.name) ? diff.open(file) : void openFile(file)),
+    (message) => setStatus(status, message, 'error'),
+  );
 }
 
-/** Makes `target` take a dropped file, lighting up `zone` while something is dragged over. */
-function acceptDrops(target: HTMLElement, zone: HTMLElement, open: (file: File) => void, refuse: (message: string) => void): void {
+/** Makes `target` take a dropped file, lighting up `zones` while something is dragged over. */
+function acceptDrops(target: HTMLElement, zones: HTMLElement[], open: (file: File) => void, refuse: (message: string) => void): void {
+  const light = (on: boolean) => zones.forEach((zone) => zone.classList.toggle('dragging', on));
   target.addEventListener('dragover', (e) => {
     e.preventDefault(); // without this the browser opens the file itself
     if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
-    zone.classList.add('dragging');
+    light(true);
   });
   target.addEventListener('dragleave', (e) => {
-    if (!target.contains(e.relatedTarget as Node | null)) zone.classList.remove('dragging');
+    if (!target.contains(e.relatedTarget as Node | null)) light(false);
   });
   target.addEventListener('drop', (e) => {
     e.preventDefault();
-    zone.classList.remove('dragging');
+    light(false);
     const files = e.dataTransfer?.files;
-    if (!files || files.length === 0) refuse('Nothing to open: drop a trace file (JSON), not text or a link.');
-    else if (files.length > 1) refuse(`${files.length} files dropped; open one trace at a time.`);
+    if (!files || files.length === 0) refuse('Nothing to open: drop a trace file (JSON) or your tensors (.npz, .safetensors), not text or a link.');
+    else if (files.length > 1) refuse(`${files.length} files dropped; open one file at a time.`);
     else open(files[0]);
   });
-}
-
-function formatBytes(bytes: number): string {
-  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
