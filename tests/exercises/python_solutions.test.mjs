@@ -21,12 +21,12 @@
 // ATTN defaults to build/native/native/attn, ANATOMY_PYTHON to /usr/bin/python3 (NumPy).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describeRun, runJudge, scratchFolder } from './judge-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -46,35 +46,9 @@ const hasTorch = (() => {
 })();
 
 /** Runs tools/judge.py; resolves to {code, stdout, stderr, report (with --json), ms}. */
-function judge(args, env = {}) {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    execFile(python, [judgePy, ...args], { timeout: 60_000, env: { ...process.env, ATTN: attn, ...env } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        let report = null;
-        if (args.includes('--json') && stdout.trim()) {
-          try {
-            report = JSON.parse(stdout);
-          } catch {
-            // left null: the assertion below prints stdout
-          }
-        }
-        resolve({ code, stdout, stderr, report, ms: Date.now() - started });
-      });
-  });
-}
-
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anatomy-judge-py-'));
-function scratchFile(name, text) {
-  const file = path.join(scratch, name);
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-function describeRun(run) {
-  return `exit ${run.code}\nstderr: ${run.stderr.trim()}\nstdout: ${run.stdout.slice(0, 2000)}`;
-}
+const judge = (args, env = {}) => runJudge(python, [judgePy, ...args], { ...process.env, ATTN: attn, ...env });
+const scratch = scratchFolder('anatomy-judge-py-');
+const scratchFile = scratch.write;
 
 const snakeCase = (id) => id.replace(/(?<=[a-z0-9])([A-Z])/g, '_$1').toLowerCase();
 
@@ -238,10 +212,10 @@ describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () =
     'one argument': [['softmax']],
     'three arguments': [['softmax', correct, 'extra']],
     'an unknown exercise': [['nope', correct]],
-    'a missing file': [['softmax', path.join(scratch, 'no-such-file.py')]],
+    'a missing file': [['softmax', path.join(scratch.folder, 'no-such-file.py')]],
     'an unknown option': [['softmax', correct, '--fast']],
     'a bad timeout': [['softmax', correct, '--timeout', 'soon']],
-    'no attn': [['softmax', correct], { ATTN: path.join(scratch, 'no-attn') }],
+    'no attn': [['softmax', correct], { ATTN: path.join(scratch.folder, 'no-attn') }],
   };
   for (const [what, [args, env]] of Object.entries(usageCases)) {
     test(what, async () => {
@@ -254,8 +228,8 @@ describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () =
   }
   test('an unknown exercise lists the known ones; a missing file says so; no attn says how to build it', async () => {
     assert.match((await judge(['nope', correct])).stderr, /unknown exercise 'nope' \(known: softmax, attention, /);
-    assert.match((await judge(['softmax', path.join(scratch, 'gone.py')])).stderr, /cannot read .*gone\.py: no such file/);
-    assert.match((await judge(['softmax', correct], { ATTN: path.join(scratch, 'no-attn') })).stderr, /cmake --preset native/);
+    assert.match((await judge(['softmax', path.join(scratch.folder, 'gone.py')])).stderr, /cannot read .*gone\.py: no such file/);
+    assert.match((await judge(['softmax', correct], { ATTN: path.join(scratch.folder, 'no-attn') })).stderr, /cmake --preset native/);
   });
   test('--list prints every exercise with its Python name and exits 0', async () => {
     const run = await judge(['--list']);

@@ -18,9 +18,7 @@
 // Run by ctest (ANATOMY_WASM_DIR set), or by hand: node --test tests/exercises/solutions.test.mjs
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import { createRequire } from 'node:module';
@@ -28,6 +26,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { loadCore } from '../../wasm/load-node.mjs';
 import { decode, decodeJson, encode, WrongTypeError } from '../../web/src/exercises/codec.mjs';
+import { describeRun, runJudge, scratchFolder } from './judge-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -38,34 +37,9 @@ const core = await loadCore();
 const catalogue = JSON.parse(core.judgeCatalogue());
 
 /** Runs tools/judge.mjs; resolves to {code, stdout, stderr, report (with --json), ms}. */
-function judge(args) {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    execFile(process.execPath, [judgeCli, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      let report = null;
-      if (args.includes('--json') && stdout.trim()) {
-        try {
-          report = JSON.parse(stdout);
-        } catch {
-          // left null: the assertion below prints stdout
-        }
-      }
-      resolve({ code, stdout, stderr, report, ms: Date.now() - started });
-    });
-  });
-}
-
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'anatomy-judge-'));
-function scratchFile(name, text) {
-  const file = path.join(scratch, name);
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-function describeRun(run) {
-  return `exit ${run.code}\nstderr: ${run.stderr.trim()}\nstdout: ${run.stdout.slice(0, 2000)}`;
-}
+const judge = (args) => runJudge(process.execPath, [judgeCli, ...args]);
+const scratch = scratchFolder('anatomy-judge-');
+const scratchFile = scratch.write;
 
 // Two child processes at a time: the machine has two cores.
 describe('every solution file is judged as its name says', { concurrency: 2 }, () => {
@@ -224,7 +198,7 @@ describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () =
     'one argument': ['softmax'],
     'three arguments': ['softmax', correct, 'extra'],
     'an unknown exercise': ['nope', correct],
-    'a missing file': ['softmax', path.join(scratch, 'no-such-file.js')],
+    'a missing file': ['softmax', path.join(scratch.folder, 'no-such-file.js')],
     'an unknown option': ['softmax', correct, '--fast'],
     'a bad timeout': ['softmax', correct, '--timeout', 'soon'],
   };
