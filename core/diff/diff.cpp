@@ -92,16 +92,18 @@ Ours run_ours(const Model<float>& weights, const TokenIds& tokens, std::size_t c
     return o;
 }
 
-// A scores cell the mask hides (key after the query, whose position is its row plus
-// the cached tokens): not compared.
-bool masked(const Slot& slot, const std::vector<std::size_t>& index, std::size_t cached) {
-    return slot.op == "scores" && index[3] > index[2] + cached;
-}
-
 std::vector<std::size_t> unravel(std::size_t flat, const std::vector<std::size_t>& shape) {
     std::vector<std::size_t> index(shape.size());
     for (std::size_t a = shape.size(); a-- > 0;) index[a] = flat % shape[a], flat /= shape[a];
     return index;
+}
+
+// A scores cell the mask hides (key after the query, whose position is its row plus
+// the cached tokens): not compared.
+bool masked(const Slot& slot, std::size_t flat, std::size_t cached) {
+    if (slot.op != "scores") return false;
+    const std::vector<std::size_t> index = unravel(flat, slot.shape);
+    return index[3] > index[2] + cached;
 }
 
 bool within(double theirs, double ours, const DiffTolerance& tol) {
@@ -119,7 +121,7 @@ struct Comparison {
 Comparison compare(const Slot& slot, const Nd& ours, const double* values, const DiffTolerance& tol, std::size_t cached) {
     Comparison c;
     for (std::size_t i = 0; i < ours.size(); ++i) {
-        if (slot.op == "scores" && masked(slot, unravel(i, slot.shape), cached)) continue;
+        if (masked(slot, i, cached)) continue;
         const double a = values[i], b = ours.data()[i], error = std::abs(a - b);
         if (!std::isnan(error)) {
             c.max_abs = std::max(c.max_abs, error);

@@ -68,20 +68,24 @@ StepResult apply_shards(Model<float>& model, AdamWState<float>& state, const std
     return result;
 }
 
-StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
-                         const AdamWSettings& settings, double rate, const ParallelFor& parallel) {
+std::vector<ShardGradients> every_shard(const Model<float>& model, const TokenIds& tokens, const TokenIds& targets,
+                                        const ParallelFor& parallel) {
     if (tokens.shape() != targets.shape()) throw InputError("training tokens and targets differ in shape");
     // Checked here, not in the shards: an exception must not leave a thread.
     require_in_vocabulary(tokens, model.config.vocab_size, "tokens");
     require_in_vocabulary(targets, model.config.vocab_size, "targets");
-    const std::size_t B = tokens.shape(0);
-    std::vector<ShardGradients> shards(shard_count(B));
+    std::vector<ShardGradients> shards(shard_count(tokens.shape(0)));
     auto run_shards = [&](std::size_t first, std::size_t last) {
         for (std::size_t s = first; s < last; ++s) shards[s] = shard_gradients(model, tokens, targets, s);
     };
     if (parallel) parallel(shards.size(), run_shards);
     else run_shards(0, shards.size());
-    return apply_shards(model, state, shards, B, settings, rate);
+    return shards;
+}
+
+StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
+                         const AdamWSettings& settings, double rate, const ParallelFor& parallel) {
+    return apply_shards(model, state, every_shard(model, tokens, targets, parallel), tokens.shape(0), settings, rate);
 }
 
 TrainingRun train_steps(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,

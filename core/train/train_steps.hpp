@@ -42,6 +42,11 @@ struct ShardGradients {
 //   tokens, targets: [B, T]  ->  the loss and gradient of windows of shard s
 ShardGradients shard_gradients(const Model<float>& model, const TokenIds& tokens, const TokenIds& targets, std::size_t shard);
 
+// Every shard of a batch (at once, where `parallel` has threads).
+//   tokens, targets: [B, T]  ->  [shard_count(B)]; throws InputError for an id outside the vocabulary
+std::vector<ShardGradients> every_shard(const Model<float>& model, const TokenIds& tokens, const TokenIds& targets,
+                                        const ParallelFor& parallel = {});
+
 // The step from a batch's shards, wherever they were computed: their mean weighted
 // by each shard's share of the `windows` windows, added in shard order, clipped to
 // settings.clip_norm, then one AdamW step at learning rate `rate`.
@@ -49,8 +54,7 @@ ShardGradients shard_gradients(const Model<float>& model, const TokenIds& tokens
 StepResult apply_shards(Model<float>& model, AdamWState<float>& state, const std::vector<ShardGradients>& shards,
                         std::size_t windows, const AdamWSettings& settings, double rate);
 
-// One step: the shards' gradients (at once, where `parallel` has threads), then
-// apply_shards.
+// One step: every_shard, then apply_shards.
 //   tokens, targets: [B, T]; throws InputError for an id outside the vocabulary.
 StepResult training_step(Model<float>& model, AdamWState<float>& state, const TokenIds& tokens, const TokenIds& targets,
                          const AdamWSettings& settings, double rate, const ParallelFor& parallel = {});

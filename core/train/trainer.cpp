@@ -40,11 +40,8 @@ Trainer::Trainer(ModelConfig config, TrainingText text, const TrainingSettings& 
 }
 
 StepResult Trainer::step(const ParallelFor& parallel) {
-    const Batch batch = draw_batch(text_, text_.train, settings_.batch, random_);
-    const StepResult result =
-        training_step(model_, state_, batch.tokens, batch.targets, settings_.adamw, schedule_.at(steps_done_), parallel);
-    ++steps_done_;
-    return result;
+    begin_step();
+    return end_step(every_shard(model_, batch_.tokens, batch_.targets, parallel));
 }
 
 std::size_t Trainer::begin_step() {
