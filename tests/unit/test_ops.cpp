@@ -1,5 +1,6 @@
 // Each operation against a closed-form fact.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <doctest/doctest.h>
@@ -169,6 +170,87 @@ TEST_CASE("weighted values with a one-hot row copy that value vector") {
         CHECK(out(0, 0, 0, d) == v(0, 0, 2, d));
         CHECK(out(0, 1, 0, d) == v(0, 0, 3, d));
     }
+}
+
+// The attention steps as four plain loops, each sum in the order the core promises
+// (over d for a score, over s for a row's total and a weighted sum): the core's
+// vectorised versions must give these bits exactly.
+template <typename Real>
+struct PlainAttention {
+    Tensor4<Real> scores, masked, probs, out;
+};
+
+template <typename Real>
+PlainAttention<Real> plain_attention(const Tensor4<Real>& q, const Tensor4<Real>& k, const Tensor4<Real>& v, const Mask& allowed) {
+    const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), dh = q.shape(3), S = k.shape(2);
+    const std::size_t group = Hq / k.shape(1);
+    const Real scale = Real(1.0 / std::sqrt(double(dh)));
+    PlainAttention<Real> r{Tensor4<Real>({B, Hq, T, S}), Tensor4<Real>({B, Hq, T, S}), Tensor4<Real>({B, Hq, T, S}),
+                           Tensor4<Real>({B, Hq, T, dh})};
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < Hq; ++h)
+            for (std::size_t t = 0; t < T; ++t) {
+                for (std::size_t s = 0; s < S; ++s) {
+                    Real dot = 0;
+                    for (std::size_t d = 0; d < dh; ++d) dot += q(b, h, t, d) * k(b, h / group, s, d);
+                    r.scores(b, h, t, s) = dot * scale;
+                    r.masked(b, h, t, s) = allowed(t, s) ? r.scores(b, h, t, s) : -std::numeric_limits<Real>::infinity();
+                }
+                std::size_t end = S;  // past the row's last allowed key every weight is 0
+                while (end > 0 && !allowed(t, end - 1)) --end;
+                Real row_max = -std::numeric_limits<Real>::infinity(), sum = 0;
+                for (std::size_t s = 0; s < end; ++s) row_max = std::max(row_max, r.masked(b, h, t, s));
+                for (std::size_t s = 0; s < S; ++s) r.probs(b, h, t, s) = s < end ? exponential(r.masked(b, h, t, s) - row_max) : 0;
+                for (std::size_t s = 0; s < end; ++s) sum += r.probs(b, h, t, s);
+                for (std::size_t s = 0; s < end; ++s) r.probs(b, h, t, s) /= sum;
+                for (std::size_t d = 0; d < dh; ++d) {
+                    Real acc = 0;
+                    for (std::size_t s = 0; s < end; ++s) acc += r.probs(b, h, t, s) * v(b, h / group, s, d);
+                    r.out(b, h, t, d) = acc;
+                }
+            }
+    return r;
+}
+
+template <typename Real>
+bool same_bits(const Tensor4<Real>& a, const Tensor4<Real>& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Real)) == 0;
+}
+
+TEST_CASE("the vectorised attention steps give the bits of plain in-order loops") {
+    // Sizes that leave every vector loop a tail: S = 21 keys (not a multiple of 8 or
+    // 16), T = 7 queries (not a multiple of 4), head size 12 (one full and one partial
+    // group of 8 channels); the mask has holes, a fully masked row and a causal tail.
+    const std::size_t T = 7, S = 21, dh = 12;
+    Mask allowed({T, S});
+    SplitMix64 coin(41);
+    for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t s = 0; s < S; ++s) allowed(t, s) = s <= t + S - T && coin.uniform() < 0.7;
+    for (std::size_t s = 0; s < S; ++s) allowed(3, s) = 0;  // a row with no visible key
+    const Tensor4<float> q = random_tensor<4>({2, 4, T, dh}, 42);
+    const Tensor4<float> k = random_tensor<4>({2, 2, S, dh}, 43, 3.0);
+    const Tensor4<float> v = random_tensor<4>({2, 2, S, dh}, 44);
+    const PlainAttention<float> plain = plain_attention(q, k, v, allowed);
+
+    const Tensor4<float> scores = attention_scores(q, k);
+    const Tensor4<float> masked = apply_mask(scores, allowed);
+    const Tensor4<float> probs = softmax_rows(masked);
+    CHECK(same_bits(scores, plain.scores));
+    CHECK(same_bits(masked, plain.masked));
+    CHECK(same_bits(probs, plain.probs));
+    CHECK(same_bits(weighted_values(probs, v), plain.out));
+    // The check can fail: one weight moved by a thousandth changes the weighted sum's bits.
+    Tensor4<float> nudged = probs;
+    nudged(1, 2, 6, 15) += 1e-3f;
+    REQUIRE(allowed(6, 15));
+    CHECK_FALSE(same_bits(weighted_values(nudged, v), plain.out));
+
+    const Tensor4<double> q64 = random_tensor<4>({1, 2, T, dh}, 45), k64 = random_tensor<4>({1, 1, S, dh}, 46);
+    const Tensor4<double> v64 = random_tensor<4>({1, 1, S, dh}, 47);
+    const PlainAttention<double> plain64 = plain_attention(q64, k64, v64, allowed);
+    const Tensor4<double> probs64 = softmax_rows(apply_mask(attention_scores(q64, k64), allowed));
+    CHECK(same_bits(probs64, plain64.probs));
+    CHECK(same_bits(weighted_values(probs64, v64), plain64.out));
 }
 
 TEST_CASE("split_heads puts channel h*dh + d of position t at [h, t, d], and merge_heads undoes it") {
