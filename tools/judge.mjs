@@ -205,10 +205,10 @@ async function main(argv) {
     return 2;
   }
   try {
-    const { loadCore } = await import('../wasm/load-node.mjs');
+    const { loadJudge } = await import('../wasm/load-node.mjs');
     let core;
     try {
-      core = await loadCore();
+      core = await loadJudge();
     } catch (error) {
       throw new UsageError(error.message);
     }

@@ -1,4 +1,4 @@
-// Loads the wasm preset's modules (attention_core, attention_trained, attention_bench: .js/.wasm) into Node: used by
+// Loads the wasm preset's modules (attention_core, attention_judge, attention_trained, ...: .js/.wasm) into Node: used by
 // tools/judge.mjs and by the tests under tests/wasm/ and tests/exercises/.
 //
 // Two quirks of Debian's Emscripten 3.1.6 output under Node 20:
@@ -14,8 +14,8 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Where the wasm preset puts its output unless ANATOMY_WASM_DIR says otherwise.
 export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 'wasm', 'wasm');
 
-// Loads one of the wasm preset's modules: 'attention_core' (what the page uses),
-// 'attention_trained' (the page's trained-model widget), 'attention_train' (training),
+// Loads one of the wasm preset's modules: 'attention_core' (what the chapters use),
+// 'attention_judge' (the exercise judge), 'attention_trained' (the page's trained-model widget), 'attention_train' (training),
 // 'attention_diff' (attn diff for the trace viewer) or 'attention_bench' (the CPU
 // benchmark, tools/bench-wasm.mjs).
 export async function loadModule(name, dir = wasmDir) {
@@ -36,6 +36,10 @@ export async function loadModule(name, dir = wasmDir) {
 
 export function loadCore(dir = wasmDir) {
   return loadModule('attention_core', dir);
+}
+
+export function loadJudge(dir = wasmDir) {
+  return loadModule('attention_judge', dir);
 }
 
 export function loadBench(dir = wasmDir) {

@@ -40,8 +40,10 @@ function preloadWasm(): Plugin {
       order: 'post',
       handler: (html, context) => {
         const files = Object.keys(context.bundle ?? {});
-        // The chapters' core only: the trained-model module loads when its widget is opened.
-        const wasm = files.find((file) => /attention_core[^/]*\.wasm$/.test(file));
+        // The page's own module: the judge's on the exercises page, the chapters' core on a
+        // chapter (the trained-model, training and diff modules load when their widget is used).
+        const module = context.filename.endsWith('exercises.html') ? 'attention_judge' : 'attention_core';
+        const wasm = files.find((file) => new RegExp(`${module}[^/]*\\.wasm$`).test(file));
         const links = wasm ? [`<link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>`] : [];
         // The KaTeX fonts every chapter's typeset maths uses: fetched with the page, so
         // the text is laid out once with them rather than again when they arrive

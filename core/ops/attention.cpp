@@ -22,6 +22,7 @@ std::size_t kv_group(std::size_t n_query_heads, std::size_t n_kv_heads) {
 }
 // [/anatomy:kv_group]
 
+// [anatomy:row_scans]
 // The row scans below (and the mask's select) look at eight entries at a time as
 // one value (GCC's and clang's vector extension, as in pretrained/weight_view.cpp): lane j sees entries
 // s = j (mod 8), and the lanes are combined once per row. A maximum and a "last
@@ -73,6 +74,7 @@ Real row_maximum(const Real* row, std::size_t n) {
     for (; s < n; ++s) found = found < row[s] ? row[s] : found;
     return found;
 }
+// [/anatomy:row_scans]
 
 }  // namespace
 

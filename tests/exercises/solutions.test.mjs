@@ -24,7 +24,7 @@ import vm from 'node:vm';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { loadCore } from '../../wasm/load-node.mjs';
+import { loadJudge } from '../../wasm/load-node.mjs';
 import { decode, decodeJson, encode, WrongTypeError } from '../../web/src/exercises/codec.mjs';
 import { describeRun, runJudge, scratchFolder } from './judge-process.mjs';
 
@@ -33,7 +33,7 @@ const repo = path.resolve(here, '..', '..');
 const judgeCli = path.join(repo, 'tools', 'judge.mjs');
 const solutionsDir = path.join(here, 'solutions');
 
-const core = await loadCore();
+const core = await loadJudge();
 const catalogue = JSON.parse(core.judgeCatalogue());
 
 /** Runs tools/judge.mjs; resolves to {code, stdout, stderr, report (with --json), ms}. */

@@ -21,3 +21,9 @@ declare module '@wasm/attention_diff.js' {
   const createAnatomyDiff: (options?: Record<string, unknown>) => Promise<unknown>;
   export default createAnatomyDiff;
 }
+
+// The exercise judge (wasm/bindings_judge.cpp), loaded only by the exercises page.
+declare module '@wasm/attention_judge.js' {
+  const createAnatomyJudge: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyJudge;
+}

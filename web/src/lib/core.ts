@@ -6,9 +6,8 @@
 // '@wasm' is the wasm preset's output folder (see vite.config.ts).
 import createAnatomyCore from '@wasm/attention_core.js';
 import wasmUrl from '@wasm/attention_core.wasm?url';
-import type { JudgeReport } from '../exercises/report';
 import type {
-  BuildInfo, CachePayload, CatalogueEntry, Cost, CostOptions, ForwardOptions, ForwardResult, JudgeCases, Lookup,
+  BuildInfo, CachePayload, Cost, CostOptions, ForwardOptions, ForwardResult, Lookup,
   LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult, Trace, TraceOptions, VerifyResult,
 } from './core-types';
 import { unwrapResult } from './wasm-result';
@@ -27,7 +26,7 @@ export interface DecodeSession {
   delete(): void;
 }
 
-/** Every export the page uses, typed. */
+/** Every export the chapters use, typed (the exercise judge is lib/judge-core.ts). */
 export interface Core {
   trace(options?: TraceOptions): Trace;
   verify(options?: TraceOptions): VerifyResult;
@@ -46,10 +45,6 @@ export interface Core {
   /** [P][P]: q turned to position m dotted with k turned to position n. */
   ropeScores(options: { q: number[]; k: number[]; positions: number[]; theta: number; pairing: RopePairing }): { scores: number[][] };
   attentionCost(options: CostOptions): Cost;
-  judgeCatalogue(): CatalogueEntry[];
-  judgeCases(exercise: string): JudgeCases;
-  /** outputs: [{value} | {error}] per case, in the order of judgeCases. */
-  judgeOutputs(exercise: string, outputs: unknown[]): JudgeReport;
   decodeSession(options: { seed: number }): DecodeSession;
 }
 
@@ -82,9 +77,6 @@ function bind(raw: RawCore): Core {
     ropeRotate: (options) => run('ropeRotate', json(options)),
     ropeScores: (options) => run('ropeScores', json(options)),
     attentionCost: (options) => run('attentionCost', json(options)),
-    judgeCatalogue: () => run('judgeCatalogue'),
-    judgeCases: (exercise) => run('judgeCases', exercise),
-    judgeOutputs: (exercise, outputs) => run('judgeOutputs', exercise, json(outputs)),
     decodeSession: (options) => {
       if (typeof raw.DecodeSession !== 'function') throw new CoreError('the wasm core has no DecodeSession');
       const session = new raw.DecodeSession(json(options));

@@ -46,8 +46,9 @@ export const SECTIONS = {
   causal_mask: { file: 'core/ops/attention.cpp', contains: ['Mask causal_mask(', 'causal_allows('] },
   attention_scores: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> attention_scores(', 'h / group', 'std::sqrt'] },
   apply_mask: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> apply_mask(', 'infinity()'] },
+  row_scans: { file: 'core/ops/attention.cpp', contains: ['std::size_t trimmed_length(', 'Real row_maximum('] },
   softmax_rows: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> softmax_rows(', 'in[s] - row_max'] },
-  weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p_row[s] * v_row[d]'] },
+  weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p_rows[r][s] * v_row[d]'] },
   swiglu: { file: 'core/ops/swiglu.cpp', contains: ['Tensor3<Real> silu(', 'Tensor3<Real> swiglu_hidden(', 'Tensor3<Real> swiglu(', 'gate * up'],
     noContract: { silu: 'elementwise: the shape of its input' } },
   tied_logits: { file: 'core/ops/logits.cpp', contains: ['Tensor3<Real> tied_logits(', 'x_row[d] * e_row[d]'] },
@@ -273,8 +274,12 @@ export const OPERATIONS = [
             note: 'The shared KV head’s keys, transposed to [dh, S] once per group, so the loop below works on all keys side by side. Layout only: no key is changed.',
           },
           {
-            match: 'out[s] += q_d * k_d[s]',
-            note: 'Score s is the dot product of the query row with key row s, summed over the dh channels in order. s runs over all S keys, cached ones included.',
+            match: 'acc[j] += q_d * k_d[j]',
+            note: 'Score s0 + j is the dot product of the query row with key row s0 + j, summed over the dh channels in order; sixteen keys are scored side by side, their sums kept in registers.',
+          },
+          {
+            match: 'for (; s0 + kKeyBlock <= S; s0 += kKeyBlock)',
+            note: 'Block after block of sixteen keys, then the last few one by one: s runs over all S keys, cached ones included.',
           },
         ],
       },
@@ -351,21 +356,25 @@ export const OPERATIONS = [
     views: [
       {
         label: 'Definition',
-        sections: ['softmax_rows'],
+        sections: ['row_scans', 'softmax_rows'],
         notes: [
           {
             match: 'const std::size_t rows = x.size() / (S ? S : 1);',
             note: 'Every (b, h, t) is one row of S scores; the tensor is walked as rows × S.',
           },
           {
-            match: 'while (end > 0 && in[end - 1] == -std::numeric_limits<Real>::infinity()) --end;',
+            match: 'trimmed_length(in, S, -std::numeric_limits<Real>::infinity())',
             note: 'A causal row ends in masked keys. exp(−∞) would give them exactly 0, so they are set to 0 and skipped: the same numbers, half the work.',
+          },
+          {
+            match: 'last = entries != value ? index : last;',
+            note: 'The scans read eight entries at a time as one vector value; each lane keeps the last index it saw that is not masked. The lanes are combined once per row: a last index, like a maximum, comes out the same in any order.',
           },
           {
             match: 'if (end == 0) continue;',
             note: 'A row whose keys are all masked would compute 0 / 0 = NaN; it stays all zeros instead. The causal mask never makes such a row, other masks can.',
           },
-          { match: 'const Real row_max = *std::max_element(in, in + end);', note: 'First, the largest score of the row.' },
+          { match: 'const Real row_max = row_maximum(in, end);', note: 'First, the largest score of the row.' },
           {
             match: 'exponential(in[s] - row_max)',
             note: 'Why subtract the max: softmax is unchanged when a row is shifted by a constant, and after the shift the largest term is exp(0) = 1, so nothing overflows even for huge scores. exponential() is the core’s own e^x (ops/exponential.hpp), so the page and the native tool get the same bits.',
@@ -392,18 +401,18 @@ export const OPERATIONS = [
         sections: ['weighted_values'],
         notes: [
           {
-            match: 'Real acc[chunk] = {};',
-            note: 'Eight output channels at a time start at zero and accumulate one scaled value row per key.',
+            match: 'Real acc[kQueryRows][kChannels] = {};',
+            note: 'Four query rows times eight output channels start at zero and accumulate one scaled value row per key. Four rows side by side keep the adder busy; each row still sums its keys in order.',
           },
           {
             match: 'const Real* v_head = &v(b, h / group, 0, 0);',
             note: 'The same GQA index as for the keys: query head h mixes the values of KV head h / group.',
           },
           {
-            match: 'while (end > 0 && p_row[end - 1] == 0) --end;',
+            match: 'trimmed_length(p_rows[r], S, Real(0))',
             note: 'The masked keys at the end of a causal row have p = 0 and would add nothing: they are skipped.',
           },
-          { match: 'acc[d] += p_row[s] * v_row[d]', note: 'Add p[t, s] times value row s.' },
+          { match: 'acc[r][d] += p_rows[r][s] * v_row[d]', note: 'Add p[t, s] times value row s.' },
         ],
       },
       {

@@ -1,0 +1,40 @@
+// The exercise judge (wasm/bindings_judge.cpp: core/judge), typed: a wasm module of
+// its own, loaded by the exercises page only, so the chapters' module carries none
+// of it and the exercises page none of theirs.
+import createAnatomyJudge from '@wasm/attention_judge.js';
+import wasmUrl from '@wasm/attention_judge.wasm?url';
+import type { JudgeReport } from '../exercises/report';
+import { CoreError } from './core';
+import type { CatalogueEntry, JudgeCases } from './core-types';
+import { unwrapResult } from './wasm-result';
+
+export interface Judge {
+  judgeCatalogue(): CatalogueEntry[];
+  judgeCases(exercise: string): JudgeCases;
+  /** outputs: [{value} | {error}] per case, in the order of judgeCases. */
+  judgeOutputs(exercise: string, outputs: unknown[]): JudgeReport;
+}
+
+type RawJudge = {
+  judgeCatalogue(): string;
+  judgeCases(exercise: string): string;
+  judgeOutputs(exercise: string, outputs: string): string;
+};
+
+const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
+
+let loading: Promise<Judge> | null = null;
+
+/** Loads the judge's module (fetch and compile, streamed) the first time; later calls share it. */
+export function loadJudge(): Promise<Judge> {
+  loading ??= createAnatomyJudge({ locateFile: () => wasmUrl }).then((module) => {
+    const raw = module as RawJudge;
+    return {
+      judgeCatalogue: () => unwrap(raw.judgeCatalogue()),
+      judgeCases: (exercise) => unwrap(raw.judgeCases(exercise)),
+      judgeOutputs: (exercise, outputs) => unwrap(raw.judgeOutputs(exercise, JSON.stringify(outputs))),
+    };
+  });
+  loading.catch(() => (loading = null)); // a failed fetch may be retried
+  return loading;
+}
