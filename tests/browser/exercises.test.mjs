@@ -12,6 +12,10 @@
 //   persistence: code and the passed state survive a reload; export then import carries
 //                them to a fresh browser profile; a malformed file is refused with a message
 //   lean:        the chapter pages load no CodeMirror
+//   keyboard:    Ctrl+Enter in the editor runs the exercise and adds no line (CodeMirror's
+//                default keymap binds it to "insert a blank line"; the page's binding wins)
+//   restore:     the last run's report (verdict, diagnosis) comes back after a reload,
+//                saying it is the kept one and whether the code changed since
 //   python:      the Python signature sits beside the JavaScript one, with the tools/judge.py command
 // The solutions typed in come from tests/exercises/solutions/ (learner-style files).
 // Run by ctest (ANATOMY_WEB_DIST set), or by hand after building the page:
@@ -249,6 +253,47 @@ test('code and progress survive a reload, and travel by export and import', asyn
   assertNoProblems(fresh.problems, 'exercises.html after import');
 });
 
+test('Ctrl+Enter in the editor runs the exercise and adds no line', async (t) => {
+  const { page, problems, close } = await openExercise('attentionFlops');
+  t.after(close);
+  await setCode(page, solution('attentionFlops', 'correct'));
+  await page.keyboard.type('// typed\n');
+  const typed = await editorText(page);
+  await page.keyboard.press('Control+Enter');
+  await page.getByTestId('verdict').waitFor({ timeout: 10_000 });
+  assert.match(await page.getByTestId('verdict').textContent(), /pass/i);
+  assert.equal(await editorText(page), typed, 'Ctrl+Enter changed the code');
+  assertNoProblems(problems, 'exercises.html (Ctrl+Enter)');
+});
+
+test('the last run\'s report comes back after a reload', async (t) => {
+  const { page, problems, close } = await openExercise('attentionFlops');
+  t.after(close);
+  await setCode(page, solution('attentionFlops', 'flops_counted_macs'));
+  await run(page);
+  const verdict = await page.getByTestId('verdict').textContent();
+  const diagnosis = await page.getByTestId('diagnosis').getAttribute('data-mistake');
+  assert.ok(diagnosis, 'the known mistake got no diagnosis');
+
+  await page.reload();
+  await page.waitForSelector('body[data-judge-ready]');
+  assert.equal(await page.getByTestId('verdict').textContent(), verdict, 'the report did not come back after a reload');
+  assert.equal(await page.getByTestId('diagnosis').getAttribute('data-mistake'), diagnosis);
+  assert.equal(await page.getByTestId('results').getAttribute('data-restored'), 'true');
+  const status = page.getByTestId('run-status');
+  assert.match(await status.textContent(), /last run, .*kept in this browser: .*tests passed/i);
+  assert.doesNotMatch(await status.textContent(), /changed since/);
+
+  // Edited code: the kept report says so.
+  await page.locator('.cm-content').click();
+  await page.keyboard.type('// edited\n');
+  await page.waitForTimeout(600); // the editor saves 300 ms after the last keystroke
+  await page.reload();
+  await page.waitForSelector('body[data-judge-ready]');
+  assert.match(await status.textContent(), /Your code has changed since/);
+  assertNoProblems(problems, 'exercises.html (restored report)');
+});
+
 test('the chapter pages load no CodeMirror', async (t) => {
   for (const name of ['index.html', 'notebook.html']) {
     const scripts = [];
@@ -261,4 +306,21 @@ test('the chapter pages load no CodeMirror', async (t) => {
       assert.ok(!text.includes('cm-content') && !text.includes('EditorView'), `${name}: ${urls[i]} contains CodeMirror`);
     }
   }
+});
+
+test('each page fetches its own wasm module only: the judge here, the chapters\' core on a chapter', async (t) => {
+  const wasmFetched = (page) => page.evaluate(() =>
+    performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.endsWith('.wasm')).map((u) => u.split('/').pop()));
+  const exercises = await openExercise('softmax');
+  t.after(exercises.close);
+  const here = await wasmFetched(exercises.page);
+  assert.ok(here.some((f) => f.startsWith('attention_judge')), `the exercises page fetched ${here.join(', ') || 'no wasm'}`);
+  assert.ok(!here.some((f) => f.startsWith('attention_core')), `the exercises page fetched the chapters' core: ${here.join(', ')}`);
+
+  const chapter = await openPage(site.browser, site.url('index.html'));
+  t.after(chapter.close);
+  await chapter.page.waitForSelector('[data-widget="w4"][data-ready="true"]', { timeout: 10_000 });
+  const there = await wasmFetched(chapter.page);
+  assert.ok(there.some((f) => f.startsWith('attention_core')), `index.html fetched ${there.join(', ') || 'no wasm'}`);
+  assert.ok(!there.some((f) => f.startsWith('attention_judge')), `index.html fetched the judge: ${there.join(', ')}`);
 });

@@ -14,6 +14,12 @@
 //   W6  d = T = 4096: projections 549,755,813,888 and QK^T + PV 274,877,906,944,
 //       crossover 8192; with 8 KV heads the crossover is 4096 + 1024 = 5120;
 //       bad input (d < 1, heads not divisible) gets a message, not numbers.
+//   Issue 17: a value outside -9..9 in W2 is refused with its range (never clamped);
+//       W4's status line follows what part b shows (the model's q and k or yours)
+//       across the button and layer or head changes, a lone id of 1000 is out of range,
+//       absurd q entries are refused; W6 refuses a width the heads do not divide
+//       (no fractional d_kv) and says "1 KV head"; at 360 px the RoPE angle rows stay
+//       at least 12 px high and no cost-chart label lies on a line.
 //   W7  the source reader shows an operation's shape contract, as its header
 //       declares it, above the code; a view of decoder_layer()'s calls shows none.
 // Each widget's host carries data-updated-ms, the time its last update took;
@@ -147,6 +153,28 @@ describe('W2 soft lookup', () => {
     assert.equal(url.searchParams.get('w2.s'), '10');
     assertNoProblems(problems, 'notebook.html (W2)');
   });
+
+  test('a value outside -9..9 is refused with its range, not clamped', async (t) => {
+    const { page, problems } = await openWidget(t, 'notebook.html', 'w2');
+    const mixed = () => page.getByTestId('w2-mixed').evaluate((row) => row.dataset.value);
+    const status = page.getByTestId('w2-status');
+    const field = page.getByTestId('w2-value-0-0');
+    const before = await mixed();
+    await field.fill('32');
+    assert.equal(await field.getAttribute('aria-invalid'), 'true', '32 was taken');
+    assert.equal(await status.getAttribute('role'), 'alert');
+    assert.match(await status.textContent(), /from -9 to 9, not "32"\. Still showing number 1 of k1's value = 1, the last valid value\./);
+    assert.equal(await mixed(), before, 'the lookup changed while the field holds a refused value');
+    // Moving the query recomputes with the value in use, and the message stays.
+    await page.getByTestId('w2-query').focus();
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await status.getAttribute('role'), 'alert', 'moving the query hid the problem');
+    await field.fill('-0.5');
+    assert.equal(await field.getAttribute('aria-invalid'), null);
+    assert.equal(await status.getAttribute('role'), 'status');
+    assert.notEqual(await mixed(), before);
+    assertNoProblems(problems, 'notebook.html (W2 range)');
+  });
 });
 
 // ---------------------------------------------------------------- W4
@@ -224,6 +252,67 @@ describe('W4 RoPE', () => {
     assert.equal(new URL(page.url()).searchParams.get('w4.head'), '2');
     assertNoProblems(problems, 'index.html (W4)');
   });
+
+  test('the status line says whose q and k part b shows', async (t) => {
+    const { page, problems } = await openWidget(t, 'index.html', 'w4');
+    const status = page.getByTestId('w4-status');
+    const text = () => status.textContent();
+    await page.getByTestId('w4-q').fill('1, -2, 0.5, 3, 0, 1, -1, 2');
+    assert.match(await text(), /your own q/);
+    await page.getByTestId('w4-use-model').click();
+    assert.doesNotMatch(await text(), /your own/, 'the button went back to the model, the status line did not');
+    assert.match(await text(), /Part b shows the model's q and k from layer 0, head 0\./);
+    await page.getByTestId('w4-layer').selectOption('1');
+    await page.getByTestId('w4-head').selectOption('2');
+    assert.match(await text(), /Part b shows the model's q and k from layer 1, head 2\./);
+    await page.getByTestId('w4-k').fill('0.3, 0.3, -4, 1, 2, -0.5, 0, 1');
+    await page.getByTestId('w4-head').selectOption('3');
+    assert.match(await text(), /part c shows layer 1, head 3\. Part b shows your own q and k/);
+    assertNoProblems(problems, 'index.html (W4 status)');
+  });
+
+  test('absurd q entries and a lone out-of-range id are refused with the range', async (t) => {
+    const { page, problems } = await openWidget(t, 'index.html', 'w4');
+    const status = page.getByTestId('w4-status');
+    const text = () => status.textContent();
+    // Absurd entries are refused, with the range; the readout never reaches 1e+285.
+    await page.getByTestId('w4-q').fill('1e140, 1, 1, 1, 1, 1, 1, 1');
+    assert.equal(await status.getAttribute('role'), 'alert');
+    assert.match(await text(), /q's number 1 is 1e140: each number must be from −1000 to 1000\./);
+    assert.doesNotMatch(await page.getByTestId('w4-deviation').textContent(), /e\+/);
+
+    // A lone id of 1000: out of range, with the range, not "type at least two ids".
+    await page.getByTestId('w4-tokens').fill('1000');
+    assert.match(await text(), /"1000" is not a token id: it is out of range, ids are whole numbers from 0 to \d+\./);
+    assert.doesNotMatch(await text(), /at least/);
+    assertNoProblems(problems, 'index.html (W4 ranges)');
+  });
+
+  test('at 360 px the angle heatmap keeps rows at least 12 px high', async (t) => {
+    const opened = await openPage(site.browser, site.url('index.html'), { width: 360, height: 800 });
+    t.after(opened.close);
+    const { page, problems } = opened;
+    await waitForWidgets(page, 15000);
+    const canvas = page.locator('[data-testid^="w4-angles"]:not([hidden]) canvas.heatmap-canvas');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = await canvas.boundingBox();
+    const tooltip = page.locator('[data-testid^="w4-angles"]:not([hidden]) .heatmap-tooltip');
+    // Down the last column, a pixel at a time: how many pixels each cell's tooltip lasts.
+    const runs = [];
+    let last = null;
+    for (let y = Math.ceil(box.y) + 1; y < Math.min(box.y + box.height, box.y + 140); y++) {
+      await page.mouse.move(box.x + box.width - 6, y);
+      const text = (await tooltip.isVisible()) ? await tooltip.textContent() : null;
+      if (text !== null && text === last) runs[runs.length - 1] += 1;
+      else if (text !== null) runs.push(1);
+      last = text;
+    }
+    assert.ok(runs.length >= 2, `the tooltip named ${runs.length} cells down the last column`);
+    const rowPx = Math.max(...runs);
+    console.log(`  w4 angle heatmap at 360 px: rows ${rowPx} px high`);
+    assert.ok(rowPx >= 12, `rows of ${rowPx} px at 360 px`);
+    assertNoProblems(problems, 'index.html (W4 at 360 px)');
+  });
 });
 
 // ---------------------------------------------------------------- W6
@@ -269,6 +358,57 @@ describe('W6 cost', () => {
     await page.waitForTimeout(400);
     assert.equal(new URL(page.url()).searchParams.get('w6.kv'), '16');
     assertNoProblems(problems, 'notebook.html (W6)');
+  });
+
+  test('a width the query heads do not divide is refused; no fractional widths', async (t) => {
+    const { page, problems } = await openWidget(t, 'notebook.html', 'w6');
+    const status = page.getByTestId('w6-status');
+    await page.getByTestId('w6-kv').fill('8');
+    for (const d of ['1', '100']) {
+      await page.getByTestId('w6-d').fill(d);
+      assert.equal(await status.getAttribute('role'), 'alert', `d = ${d} was taken`);
+      assert.match(await status.textContent(), new RegExp(`d = ${d} does not split evenly into 32 query heads: .*Make d a multiple of 32 \\(e\\.g\\. \\d+ or \\d+\\)`));
+      assert.match(await status.textContent(), /Still showing d = 4,096, query heads = 32, KV heads = 8 and T = 4,096, the last valid values\./);
+      assert.equal(await page.getByTestId('w6-d').getAttribute('aria-invalid'), 'true');
+      assert.equal((await cell(page, 'w6-crossover')).value, 5120, `d = ${d} changed the numbers`);
+    }
+    // Still responsive; every width shown is whole.
+    await page.getByTestId('w6-d').fill('96');
+    assert.equal(await status.getAttribute('role'), 'status');
+    assert.match(await status.textContent(), /each head is d \/ n_heads = 3 wide, so K and V are d_kv = 3 · 8 = 24 wide/);
+    assert.doesNotMatch(await page.locator('[data-widget="w6"]').textContent(), /d_kv = \d*\.\d/);
+    await page.getByTestId('w6-heads').fill('1');
+    await page.getByTestId('w6-kv').fill('1');
+    assert.match(await status.textContent(), /1 query head, 1 KV head:/);
+    assertNoProblems(problems, 'notebook.html (W6 widths)');
+  });
+
+  test('at 360 px no chart label lies on a line', async (t) => {
+    const opened = await openPage(site.browser, site.url('notebook.html'), { width: 360, height: 800 });
+    t.after(opened.close);
+    const { page, problems } = opened;
+    await waitForWidgets(page, 15000);
+    for (const chart of ['w6-chart', 'w6-decode-chart']) {
+      await page.getByTestId(chart).scrollIntoViewIfNeeded();
+      const found = await page.getByTestId(chart).evaluate((root) => {
+        const svg = root.querySelector('svg');
+        const labels = [...svg.querySelectorAll('text.chart-line-label, text.chart-marker-label')]
+          .map((node) => ({ text: node.textContent, box: node.getBoundingClientRect() }));
+        const hits = [];
+        for (const line of svg.querySelectorAll('path.chart-line, line.chart-marker')) {
+          const ctm = line.getScreenCTM(), length = line.getTotalLength();
+          for (let at = 0; at <= length; at += 1) {
+            const p = line.getPointAtLength(at).matrixTransform(ctm);
+            for (const { text, box } of labels)
+              if (p.x > box.left + 1 && p.x < box.right - 1 && p.y > box.top + 1 && p.y < box.bottom - 1) hits.push(text);
+          }
+        }
+        return { labels: labels.map((l) => l.text), hits: [...new Set(hits)] };
+      });
+      assert.ok(found.labels.length >= 3, `${chart} has labels ${found.labels}`);
+      assert.deepEqual(found.hits, [], `${chart}: labels on a line at 360 px`);
+    }
+    assertNoProblems(problems, 'notebook.html (W6 at 360 px)');
   });
 });
 

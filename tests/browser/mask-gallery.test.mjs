@@ -12,6 +12,10 @@
 //   errors:   S < T, document lengths that do not add up to S, a non-number, an
 //             empty field: a message, the input marked invalid, the last counts kept
 //   URL:      a view written to the URL comes back on reload
+//   starts:   each mask starts from its own T and S (the KV-cache mask's T = 32 does
+//             not carry over to the next mask); a rejected field names the value still
+//             on show ("Still showing T = 12, the last valid value"); counts of one
+//             read "1 query", not "1 queries"
 //   reading:  the tile map read out by keyboard; the PNG export downloads a PNG
 //
 // Run: node --test tests/browser/mask-gallery.test.mjs (after building web/dist)
@@ -272,4 +276,34 @@ test('w3 tile map reads out by keyboard and saves as PNG', async (t) => {
   const { readFileSync } = await import('node:fs');
   assert.deepEqual([...readFileSync(file).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG signature');
   assertNoProblems(problems, 'notebook.html (w3 reading)');
+});
+
+test('w3 starts each mask from its own defaults and names the value it still shows', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+  t.after(close);
+  await waitForWidgets(page);
+  const spec = async () => (await readCounts(page)).spec;
+  await page.getByTestId('w3-kind').selectOption('causal_offset');
+  assert.deepEqual([(await spec()).T, (await spec()).S], [32, 128], 'the KV-cache mask starts with a history');
+  await page.getByTestId('w3-kind').selectOption('sliding_window');
+  const sliding = await spec();
+  assert.deepEqual([sliding.T, sliding.S, sliding.window], [128, 128, 32], 'the sliding window kept the cache mask\'s T');
+  await page.getByTestId('w3-S').fill('1000');
+  await page.getByTestId('w3-kind').selectOption('chunked');
+  assert.deepEqual([(await spec()).T, (await spec()).S], [128, 128], 'the chunked mask kept the last S');
+
+  // Typing 12 then 20000: the picture stays on T = 12, and the message says so.
+  const status = page.getByTestId('w3-status');
+  await page.getByTestId('w3-T').fill('12');
+  await page.getByTestId('w3-T').fill('20000');
+  assert.equal(await status.getAttribute('data-kind'), 'error');
+  assert.match(await status.textContent(), /T must be a whole number from 1 to 16,384, not "20000"\. Still showing T = 12, the last valid value\./);
+  assert.equal((await spec()).T, 12);
+
+  // One query, one key: singular nouns.
+  await page.getByTestId('w3-kind').selectOption('causal_offset');
+  await page.getByTestId('w3-T').fill('1');
+  assert.match(await status.textContent(), /^T = 1 query, S = 128 keys\./);
+  assert.match(await page.getByTestId('w3-note').textContent(), /^1 new query after 127 cached keys\. It sits at position 127,/);
+  assertNoProblems(problems, 'notebook.html (w3 starts)');
 });

@@ -5,7 +5,7 @@ import { javascript } from '@codemirror/lang-javascript';
 import { closeBrackets, closeBracketsKeymap } from '@codemirror/autocomplete';
 import { indentWithTab } from '@codemirror/commands';
 import { bracketMatching, indentOnInput, indentUnit } from '@codemirror/language';
-import { StateEffect, StateField } from '@codemirror/state';
+import { Prec, StateEffect, StateField } from '@codemirror/state';
 import { Decoration, DecorationSet, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view';
 
 export interface CodeEditor {
@@ -59,8 +59,10 @@ export function createEditor(parent: HTMLElement, options: EditorOptions): CodeE
       javascript(),
       EditorView.lineWrapping, // no sideways scrolling on a phone
       markedLine,
+      // Highest precedence: minimalSetup's default keymap binds Mod-Enter to
+      // insertBlankLine, and the first binding that handles a key wins.
+      Prec.highest(keymap.of([{ key: 'Mod-Enter', run: () => (options.onRun(), true), preventDefault: true }])),
       keymap.of([
-        { key: 'Mod-Enter', run: () => (options.onRun(), true) },
         ...closeBracketsKeymap,
         indentWithTab,
       ]),

@@ -6,11 +6,12 @@
 // (sandbox.ts); the outputs come back, and the wasm judge (judgeOutputs) turns
 // them into the report that report.ts draws. Learner code never runs here.
 // The selected exercise lives in the URL (?e=rope), so a link opens it.
-import { CatalogueEntry, Core, loadCore } from '../lib/core';
+import type { CatalogueEntry } from '../lib/core';
+import { Judge, loadJudge } from '../lib/judge-core';
 import { el, setStatus } from '../lib/dom';
 import { exerciseTexts, ExerciseText } from './catalogue';
 import { createEditor, CodeEditor } from './editor';
-import { ImportError, ProgressStore, Status, statusOf, TIMEOUT_CHOICES } from './progress';
+import { ImportError, LastRun, ProgressStore, Status, statusOf, TIMEOUT_CHOICES } from './progress';
 import { JudgeReport, renderReport } from './report';
 import { runInSandbox, seconds, warmSandbox } from './sandbox';
 
@@ -35,7 +36,7 @@ function selectedFromUrl(): string {
 
 class ExercisesPage {
   private readonly store = new ProgressStore(exerciseTexts.map((t) => t.id));
-  private core: Core | null = null;
+  private core: Judge | null = null;
   private catalogue = new Map<string, CatalogueEntry>();
   private readonly casesJson = new Map<string, string>();
   private selected = selectedFromUrl();
@@ -69,7 +70,7 @@ class ExercisesPage {
 
     setStatus(this.coreStatus, 'Loading the judge (the wasm core)…');
     try {
-      this.core = await loadCore();
+      this.core = await loadJudge();
       const entries = this.core.judgeCatalogue();
       const judgeIds = entries.map((e) => e.id).join(', ');
       const pageIds = exerciseTexts.map((t) => t.id).join(', ');
@@ -188,6 +189,7 @@ class ExercisesPage {
     this.updateBadge();
     this.updateSolution();
     this.updateRunButton();
+    if (saved.lastRun) this.showRun(saved.lastRun, true);
     document.title = `${text.title} · Exercises · Attention Anatomy`;
     if (focusHeading) heading.focus();
   }
@@ -305,43 +307,74 @@ class ExercisesPage {
     }
     const judgeMs = performance.now() - judgeStart;
 
-    this.store.update(id, { status: report.passed ? 'passed' : 'failing' });
+    const lastRun: LastRun = {
+      report,
+      syntax: result.syntax,
+      timedOutAt: result.timedOutAt,
+      timeoutMs,
+      runMs: result.elapsedMs,
+      judgeMs,
+      mistakeTitles: Object.fromEntries(entry.mistakes.map((m) => [m.id, m.title])),
+      code,
+      at: new Date().toISOString(),
+    };
+    this.store.update(id, { status: report.passed ? 'passed' : 'failing', lastRun });
     this.renderList();
     this.updateBadge();
     this.updateSolution();
+    this.showRun(lastRun, false);
+  }
 
-    const titles = new Map(entry.mistakes.map((m) => [m.id, m.title]));
+  /**
+   * Draws a run's report under the editor: the one just made (which also moves the
+   * editor to a syntax error's line), or the one kept from before a reload.
+   */
+  private showRun(last: LastRun, restored: boolean): void {
+    const { report } = last;
     const children: HTMLElement[] = [];
-    if (result.syntax) {
-      const s = result.syntax;
+    if (last.syntax) {
+      const s = last.syntax;
       const where = s.line ? ` on line ${s.line}${s.column ? `, column ${s.column}` : ''}` : '';
-      const box = el('div', { class: 'syntax-error', 'data-testid': 'syntax-error', role: 'alert' },
+      const box = el('div', { class: 'syntax-error', 'data-testid': 'syntax-error', role: restored ? undefined : 'alert' },
         el('p', {}, el('strong', {}, 'The code does not parse'), `${where}: `, el('code', {}, s.message)));
       if (s.line) {
         const button = el('button', { type: 'button', class: 'small secondary' }, `Show line ${s.line}`);
         button.addEventListener('click', () => this.editor?.showLine(s.line!, s.column ?? 1));
         box.append(button);
-        this.editor.showLine(s.line, s.column ?? 1);
-        this.runButton.focus();
+        if (!restored) {
+          this.editor?.showLine(s.line, s.column ?? 1);
+          this.runButton.focus();
+        }
       }
       children.push(box);
-    } else if (result.timedOutAt !== null) {
-      children.push(el('div', { class: 'timed-out', 'data-testid': 'timed-out', role: 'alert' },
-        el('p', {}, el('strong', {}, `Test ${result.timedOutAt + 1} timed out after ${seconds(timeoutMs)}.`),
+    } else if (last.timedOutAt !== null) {
+      children.push(el('div', { class: 'timed-out', 'data-testid': 'timed-out', role: restored ? undefined : 'alert' },
+        el('p', {}, el('strong', {}, `Test ${last.timedOutAt + 1} timed out after ${seconds(last.timeoutMs)}.`),
           ' The sandbox was stopped; an endless loop is the usual cause. The time limit per test is set next to Run.')));
     }
     children.push(renderReport(report, {
-      mistakeTitles: titles,
+      mistakeTitles: new Map(Object.entries(last.mistakeTitles)),
       showLine: (line, column) => this.editor?.showLine(line, column),
-      runMs: result.elapsedMs,
-      judgeMs,
-      summaryOnly: result.syntax !== null,
+      runMs: last.runMs,
+      judgeMs: last.judgeMs,
+      summaryOnly: last.syntax !== null,
     }));
     this.results.replaceChildren(...children);
-    this.results.dataset.runMs = String(Math.round(result.elapsedMs));
-    setStatus(this.runStatus, report.passed
+    this.results.dataset.runMs = String(Math.round(last.runMs));
+    this.results.dataset.restored = String(restored);
+    const verdict = report.passed
       ? `Passed: all ${report.total} tests.`
-      : `${report.passed_count} of ${report.total} tests passed${report.diagnosis ? `: ${report.diagnosis.title}` : ''}.`);
+      : `${report.passed_count} of ${report.total} tests passed${report.diagnosis ? `: ${report.diagnosis.title}` : ''}.`;
+    if (!restored) {
+      setStatus(this.runStatus, verdict);
+      return;
+    }
+    const when = new Date(last.at);
+    const at = Number.isNaN(when.getTime()) ? 'earlier' : `on ${when.toLocaleString()}`;
+    const edited = this.editor && this.editor.getCode() !== last.code
+      ? ' Your code has changed since; Run to judge it as it is now.'
+      : '';
+    setStatus(this.runStatus, `Your last run, ${at}, kept in this browser: ${verdict}${edited}`);
   }
 
   // ---- Export, import ----

@@ -2,9 +2,12 @@
 // browsers as a JSON file (export downloads it, import reads it back).
 //
 // Stored under one key, as
-//   {format, version, timeoutSeconds, exercises: {id: {code?, status?, solved?, updated?}}}
+//   {format, version, timeoutSeconds, exercises: {id: {code?, status?, solved?, updated?, lastRun?}}}
 // status is the last run's verdict; solved stays true once every test has passed,
-// which is what reveals the reference solution.
+// which is what reveals the reference solution. lastRun is what that run showed (the
+// judge's report and how the run went), so a reload shows the report again.
+import type { JudgeReport } from './report';
+import type { SyntaxProblem } from './sandbox';
 
 export type Status = 'not-tried' | 'failing' | 'passed';
 
@@ -14,6 +17,24 @@ export interface ExerciseProgress {
   solved?: boolean;
   /** ISO time of the last change. */
   updated?: string;
+  lastRun?: LastRun;
+}
+
+/** What the last run of an exercise showed: enough to draw its report again. */
+export interface LastRun {
+  report: JudgeReport;
+  syntax: SyntaxProblem | null;
+  /** The test that ran out of time (0-based), or null. */
+  timedOutAt: number | null;
+  timeoutMs: number;
+  runMs: number;
+  judgeMs: number;
+  /** Mistake id -> title, for the report's diagnosis of each test. */
+  mistakeTitles: Record<string, string>;
+  /** The code that ran, to tell the learner whether it has been edited since. */
+  code: string;
+  /** ISO time of the run. */
+  at: string;
 }
 
 export interface Progress {
@@ -29,6 +50,27 @@ export const DEFAULT_TIMEOUT_SECONDS = 3;
 const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 
 export class ImportError extends Error {}
+
+const isNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+
+/**
+ * A stored last run, when it has the shape this page draws; anything else is
+ * dropped (it only repeats a report that the next run makes again).
+ */
+function parseLastRun(raw: unknown): LastRun | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const run = raw as Record<string, unknown>;
+  const report = run.report as Record<string, unknown> | null;
+  const reportOk = !!report && typeof report === 'object' && typeof report.passed === 'boolean' && isNumber(report.passed_count) &&
+    isNumber(report.total) && Array.isArray(report.cases) && !!report.tolerance && typeof report.tolerance === 'object';
+  const syntax = run.syntax as Record<string, unknown> | null;
+  const syntaxOk = syntax === null || (!!syntax && typeof syntax === 'object' && typeof syntax.message === 'string');
+  const titles = run.mistakeTitles;
+  const titlesOk = !!titles && typeof titles === 'object' && !Array.isArray(titles) && Object.values(titles).every((t) => typeof t === 'string');
+  if (!reportOk || !syntaxOk || !titlesOk || !(run.timedOutAt === null || isNumber(run.timedOutAt)) || !isNumber(run.timeoutMs) ||
+    !isNumber(run.runMs) || !isNumber(run.judgeMs) || typeof run.code !== 'string' || typeof run.at !== 'string') return undefined;
+  return run as unknown as LastRun;
+}
 
 export function statusOf(progress: Progress, id: string): Status {
   return progress.exercises[id]?.status ?? 'not-tried';
@@ -73,6 +115,7 @@ export function parseProgress(value: unknown, knownIds: readonly string[]): { pr
       status: entry.status as ExerciseProgress['status'],
       solved: (entry.solved as boolean | undefined) || entry.status === 'passed' || undefined,
       updated: typeof entry.updated === 'string' ? entry.updated : undefined,
+      lastRun: parseLastRun(entry.lastRun),
     };
   }
   return { progress, skipped };

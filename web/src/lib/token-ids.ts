@@ -17,14 +17,17 @@ export interface IdRules {
 export function parseTokenIds(text: string, rules: IdRules): { ids: number[] } | { error: string } {
   const { vocabSize, max, min = 1, taker = 'this widget' } = rules;
   const parts = text.split(/[\s,]+/).filter((part) => part !== '');
-  if (parts.length < min)
-    return { error: `Type at least ${min === 1 ? 'one token id' : `${min} token ids`}, e.g. 1,2,3.${rules.why ? ` ${rules.why}` : ''}` };
   if (parts.length > max) return { error: `${parts.length} ids given; ${taker} takes at most ${max}.` };
+  // Each id before the count: a single 1000 is out of range, whatever the count.
   const ids: number[] = [];
   for (const [t, part] of parts.entries()) {
-    if (!/^\d+$/.test(part) || Number(part) >= vocabSize)
-      return { error: `${parts.length > 1 ? `Position ${t}: ` : ''}"${part}" is not a token id; ids are whole numbers from 0 to ${vocabSize - 1}.` };
+    if (!/^\d+$/.test(part) || Number(part) >= vocabSize) {
+      const why = /^\d+$/.test(part) ? ': it is out of range, ids are' : '; ids are';
+      return { error: `${parts.length > 1 ? `Position ${t}: ` : ''}"${part}" is not a token id${why} whole numbers from 0 to ${vocabSize - 1}.` };
+    }
     ids.push(Number(part));
   }
+  if (parts.length < min)
+    return { error: `Type at least ${min === 1 ? 'one token id' : `${min} token ids`}, e.g. 1,2,3.${rules.why ? ` ${rules.why}` : ''}` };
   return { ids };
 }

@@ -9,6 +9,8 @@
 import './lessons.css';
 import { Cost, CoreError, Flops } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
+import { markInvalid, readWhole, stillShowing } from '../lib/fields';
+import { count } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import { bytes, grouped, markUpdated, scientific } from './lesson-kit';
 import { LogChart } from './log-chart';
@@ -25,25 +27,47 @@ const dtypes: [string, string][] = [['4', 'fp32 (4 bytes)'], ['2', 'bf16 / fp16 
 
 // ---------------------------------------------------------------- validation
 
-function readInputs(fields: Record<keyof Inputs, HTMLInputElement | HTMLSelectElement>): { inputs: Inputs } | { error: string; field: keyof Inputs } {
-  const whole = (name: keyof Inputs) => {
-    const text = fields[name].value.trim();
-    return text === '' ? NaN : Number(text);
-  };
-  const d = whole('d'), heads = whole('heads'), kv = whole('kv'), T = whole('T');
-  if (!Number.isInteger(d) || d < 1 || d > limits.d)
-    return { field: 'd', error: `The model width d must be a whole number from 1 to ${grouped(limits.d)}${Number.isFinite(d) ? ` (got ${fields.d.value})` : ''}.` };
-  if (!Number.isInteger(heads) || heads < 1 || heads > limits.heads)
-    return { field: 'heads', error: `The number of query heads must be a whole number from 1 to ${limits.heads}.` };
-  if (!Number.isInteger(kv) || kv < 1)
-    return { field: 'kv', error: 'The number of KV heads must be a whole number of at least 1.' };
-  if (kv > heads || heads % kv !== 0) {
-    const divisors = Array.from({ length: heads }, (_, i) => i + 1).filter((k) => heads % k === 0);
-    return { field: 'kv', error: `${heads} query heads cannot be shared out evenly among ${kv} KV heads: n_heads must be a multiple of n_kv_heads (here ${divisors.join(', ')}).` };
+type Fields = Record<keyof Inputs, HTMLInputElement | HTMLSelectElement>;
+
+/**
+ * The inputs, or the first problem with them and the fields it is about. Besides each
+ * field's range, the heads must split d evenly (head_dim = d / n_heads whole) and the KV
+ * heads must split the query heads evenly, so that d_kv = head_dim · n_kv_heads and every
+ * FLOP and byte count is a whole number.
+ */
+function readInputs(fields: Fields): { inputs: Inputs } | { error: string; fields: (keyof Inputs)[] } {
+  const read = (name: 'd' | 'heads' | 'kv' | 'T', label: string, max: number) => readWhole(fields[name] as HTMLInputElement, label, 1, max);
+  const d = read('d', 'The model width d', limits.d);
+  if ('error' in d) return { fields: ['d'], error: d.error };
+  const heads = read('heads', 'The number of query heads', limits.heads);
+  if ('error' in heads) return { fields: ['heads'], error: heads.error };
+  const kv = read('kv', 'The number of KV heads', limits.heads);
+  if ('error' in kv) return { fields: ['kv'], error: kv.error };
+  const T = read('T', 'The length T', limits.T);
+  if ('error' in T) return { fields: ['T'], error: T.error };
+  if (d.value % heads.value !== 0) {
+    const below = Math.floor(d.value / heads.value) * heads.value, above = below + heads.value;
+    const examples = below >= heads.value ? `${grouped(below)} or ${grouped(above)}` : `${grouped(above)} or ${grouped(2 * above)}`;
+    return {
+      fields: ['d', 'heads'],
+      error: `The model width d = ${grouped(d.value)} does not split evenly into ${count(heads.value, 'query head')}: each head gets d / n_heads channels, ` +
+        `which must be a whole number${d.value < heads.value ? ' of at least 1' : ''}. Make d a multiple of ${heads.value} (e.g. ${examples}), or pick a number of heads that divides it.`,
+    };
   }
-  if (!Number.isInteger(T) || T < 1 || T > limits.T)
-    return { field: 'T', error: `The length T must be a whole number from 1 to ${grouped(limits.T)}.` };
-  return { inputs: { d, heads, kv, T, bytes: Number(fields.bytes.value) } };
+  if (kv.value > heads.value || heads.value % kv.value !== 0) {
+    const divisors = Array.from({ length: heads.value }, (_, i) => i + 1).filter((k) => heads.value % k === 0);
+    return {
+      fields: ['kv'],
+      error: `${count(heads.value, 'query head')} cannot be shared out evenly among ${count(kv.value, 'KV head')}: n_heads must be a multiple of n_kv_heads (here ${divisors.join(', ')}).`,
+    };
+  }
+  return { inputs: { d: d.value, heads: heads.value, kv: kv.value, T: T.value, bytes: Number(fields.bytes.value) } };
+}
+
+/** (QKᵀ + PV) ÷ projections, one format wherever it is shown. */
+function ratioText(x: number): string {
+  if (x >= 1000) return grouped(Math.round(x));
+  return x >= 0.001 ? String(Number(x.toPrecision(3))) : scientific(x, 2);
 }
 
 // ---------------------------------------------------------------- the widget
@@ -111,10 +135,11 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
   function update(): void {
     const start = performance.now();
     const read = readInputs(fields);
-    for (const node of Object.values(fields)) node.removeAttribute('aria-invalid');
+    markInvalid(Object.values(fields), false);
+    const kept = () => (shown ? stillShowing([['d', shown.d], ['query heads', shown.heads], ['KV heads', shown.kv], ['T', shown.T]]) : '');
     if ('error' in read) {
-      fields[read.field].setAttribute('aria-invalid', 'true');
-      setStatus(status, `${read.error}${shown ? ` Still showing d = ${shown.d}, ${shown.heads}/${shown.kv} heads, T = ${shown.T}.` : ''}`, 'error');
+      markInvalid(read.fields.map((name) => fields[name]));
+      setStatus(status, `${read.error}${kept()}`, 'error');
       root.classList.add('stale');
       return;
     }
@@ -126,18 +151,19 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
       atT = cost(inputs.T);
       curve = chartTs.map(cost);
     } catch (error) {
-      setStatus(status, `The core refused these inputs: ${error instanceof CoreError ? error.message : String(error)}`, 'error');
+      setStatus(status, `The core refused these inputs: ${error instanceof CoreError ? error.message : String(error)}.${kept()}`, 'error');
       root.classList.add('stale');
       return;
     }
     root.classList.remove('stale');
     shown = inputs;
-    const dKv = (inputs.d * inputs.kv) / inputs.heads;
+    const headDim = inputs.d / inputs.heads; // whole: readInputs checked that the heads divide d
+    const dKv = headDim * inputs.kv;
     const crossover = atT.crossover_T;
     const crossCost = cost(crossover);
     setStatus(status,
-      `d = ${grouped(inputs.d)}, ${inputs.heads} query heads, ${inputs.kv} KV heads: K and V are d_kv = d·${inputs.kv}/${inputs.heads} = ${grouped(dKv)} wide` +
-      `${inputs.kv === inputs.heads ? ' (no GQA)' : ' (GQA)'}.`);
+      `d = ${grouped(inputs.d)}, ${count(inputs.heads, 'query head')}, ${count(inputs.kv, 'KV head')}: each head is d / n_heads = ${grouped(headDim)} wide, ` +
+      `so K and V are d_kv = ${grouped(headDim)} · ${inputs.kv} = ${grouped(dKv)} wide${inputs.kv === inputs.heads ? ' (no GQA)' : ' (GQA)'}.`);
 
     // ---- prefill chart and its table
     const attention = (f: Flops) => f.scores + f.weighted;
@@ -159,7 +185,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
         ['T', 'projections', 'QKᵀ + PV', 'QKᵀ + PV ÷ projections'],
         tableTs.map((T) => {
           const c = curve[chartTs.indexOf(T)];
-          return [grouped(T), grouped(c.prefill.projections), grouped(attention(c.prefill)), (attention(c.prefill) / c.prefill.projections).toFixed(3)];
+          return [grouped(T), grouped(c.prefill.projections), grouped(attention(c.prefill)), ratioText(attention(c.prefill) / c.prefill.projections)];
         })),
     );
     prefillNote.textContent = crossover >= chartDomain[0] && crossover <= chartDomain[1]
@@ -182,7 +208,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
           costRow('PV (all heads)', '2T²d', p.weighted, 'w6-weighted'),
           costRow('QKᵀ + PV', '4T²d', p.scores + p.weighted, 'w6-attention'),
           el('tr', {}, el('th', { scope: 'row' }, '(QKᵀ + PV) ÷ projections', el('small', { class: 'formula' }, 'T / (d + d_kv)')),
-            el('td', { class: 'num', 'data-testid': 'w6-ratio', 'data-value': String((p.scores + p.weighted) / p.projections) }, ((p.scores + p.weighted) / p.projections).toFixed(4))),
+            el('td', { class: 'num', 'data-testid': 'w6-ratio', 'data-value': String((p.scores + p.weighted) / p.projections) }, ratioText((p.scores + p.weighted) / p.projections))),
           el('tr', {}, el('th', { scope: 'row' }, 'crossover length', el('small', { class: 'formula' }, noGqa ? 'T = d + d_kv = 2d' : 'T = d + d_kv')),
             el('td', { class: 'num', 'data-testid': 'w6-crossover', 'data-value': String(crossover) }, grouped(crossover))),
         )),

@@ -2,8 +2,10 @@
 // parameters of the chosen mask, read into a MaskSpec; the URL holds them.
 import type { MaskSpec } from '../lib/core';
 import { el, labelled, numberInput, select } from '../lib/dom';
+import { readWhole } from '../lib/fields';
 import type { UrlState } from '../lib/url-state';
-import { fmt, kinds, maxLength, Param, parseLengths, splitLengths, tileSizes } from './mask-kinds';
+import type { MaskPicture } from './mask-figure';
+import { fmt, kinds, maxLength, Param, parseLengths, startValues, tileSizes } from './mask-kinds';
 
 export class MaskControls {
   readonly root: HTMLElement;
@@ -55,7 +57,7 @@ export class MaskControls {
       ...Object.values(this.params),
     );
     this.kind.addEventListener('change', () => {
-      this.fitToKind();
+      this.startKind();
       this.showParams();
       onChange();
     });
@@ -63,14 +65,15 @@ export class MaskControls {
     for (const input of [this.tileQ, this.tileK]) input.addEventListener('change', onChange);
   }
 
-  /** Gives the chosen mask a sensible start: a history for the cached case, lengths that fit S for documents. */
-  private fitToKind(): void {
-    const s = Number(this.S.value), t = Number(this.T.value);
-    if (this.kind.value === 'causal_offset' && Number.isInteger(s) && s > 1 && t >= s) this.T.value = String(Math.max(1, Math.floor(s / 4)));
-    if (this.kind.value === 'document' && Number.isInteger(s) && s >= 1) {
-      const lengths = parseLengths(this.docs.value);
-      if (typeof lengths === 'string' || lengths.reduce((a, b) => a + b, 0) !== s) this.docs.value = splitLengths(s).join(',');
-    }
+  /**
+   * Each mask starts from its own values when it is picked (T = S = 128 for most, a
+   * history of 96 cached keys for the KV-cache mask), not from what the last mask
+   * was left at: the cache mask's T = 32 would otherwise make every later one a strip.
+   */
+  private startKind(): void {
+    const start = { ...startValues, ...kinds[this.kind.value].start };
+    for (const { input, key } of this.numberFields) input.value = start[key];
+    this.docs.value = start.docs;
   }
 
   showParams(): void {
@@ -92,11 +95,9 @@ export class MaskControls {
     const spec: MaskSpec = { kind: kind.core, T: 0, S: 0 };
     for (const { input, key, name, min } of this.numberFields) {
       if (key !== 'T' && key !== 'S' && !kind.uses.includes(key)) continue;
-      const text = input.value.trim();
-      const value = Number(text);
-      if (text === '' || !Number.isInteger(value) || value < min || value > maxLength)
-        return { error: `${name} must be a whole number from ${fmt(min)} to ${fmt(maxLength)}${text === '' ? '' : `, not "${text}"`}.`, input: [input] };
-      (spec as unknown as Record<string, number>)[key] = value;
+      const read = readWhole(input, name, min, maxLength);
+      if ('error' in read) return { error: read.error, input: [input] };
+      (spec as unknown as Record<string, number>)[key] = read.value;
     }
     if (kind.uses.includes('docs')) {
       const lengths = parseLengths(this.docs.value);
@@ -104,6 +105,22 @@ export class MaskControls {
       spec.document_lengths = lengths;
     }
     return { spec };
+  }
+
+  /**
+   * What `picture` shows for these inputs, as [name, value], for the status line while
+   * they are invalid; empty when the picture is of another mask.
+   */
+  shownValues(inputs: HTMLElement[], picture: MaskPicture): [string, string | number][] {
+    if (picture.kind !== this.kind.value) return [];
+    const values: [string, string | number][] = [];
+    for (const input of inputs) {
+      if (input === this.docs) values.push(['the document lengths', picture.spec.document_lengths!.join(', ')]);
+      const field = this.numberFields.find((f) => f.input === input);
+      const value = field && (picture.spec as unknown as Record<string, number | undefined>)[field.key];
+      if (field && value !== undefined) values.push([field.key, value]);
+    }
+    return values;
   }
 
   /** Which inputs a core message is about, so they can be marked invalid. */

@@ -100,7 +100,7 @@ export class MaskFigure {
     this.cellPanel.hidden = cells === null;
     if (cells) drawMs += this.cellGrid.setData(cells.rows, cells.cols, cells.states);
     this.tileTitle.textContent = `Tile map: ${fmt(tiles.rows)} × ${fmt(tiles.cols)} tiles of Br × Bc = ${tq} × ${tk}`;
-    this.tileGrid.setLabel(`Tile map of the ${picture.label.toLowerCase()} mask, ${tiles.rows} by ${tiles.cols} tiles of ${tq} by ${tk}`);
+    this.tileGrid.setLabel(`Tile map of the ${picture.label.toLowerCase()} mask, ${fmt(tiles.rows)} by ${fmt(tiles.cols)} tiles of ${tq} by ${tk}`);
     this.tileTextBox.hidden = tiles.rows > 64 || tiles.cols > 64;
     if (this.tileTextBox.open) this.writeTileText();
     return drawMs;

@@ -13,6 +13,8 @@
 import './mask-gallery.css';
 import type { TileResult } from '../lib/core';
 import { el, setStatus } from '../lib/dom';
+import { stillShowing } from '../lib/fields';
+import { count } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import { MaskControls } from './mask-controls';
 import { MaskCounts } from './mask-counts';
@@ -47,10 +49,17 @@ export function mountMaskGallery(root: HTMLElement, context: WidgetContext): voi
   function update(save: boolean): void {
     controls.reset();
     const read = controls.readSpec();
-    const keep = shown ? ` Still showing the last valid mask (${shown.label}, T = ${fmt(shown.spec.T)}, S = ${fmt(shown.spec.S)}).` : '';
+    // What stays on show while `inputs` are invalid: their values in the picture, or the picture as a whole.
+    const keep = (inputs: HTMLElement[]) => {
+      if (!shown) return '';
+      const values = controls.shownValues(inputs, shown);
+      return values.length
+        ? stillShowing(values)
+        : ` Still showing the last valid mask (${shown.label}, T = ${fmt(shown.spec.T)}, S = ${fmt(shown.spec.S)}).`;
+    };
     if ('error' in read) {
       for (const input of read.input) input.setAttribute('aria-invalid', 'true');
-      setStatus(status, read.error + keep, 'error');
+      setStatus(status, read.error + keep(read.input), 'error');
       return;
     }
     const { spec } = read;
@@ -62,8 +71,9 @@ export function mountMaskGallery(root: HTMLElement, context: WidgetContext): voi
       if (spec.T <= cellLimit && spec.S <= cellLimit) cells = core.maskTiles(spec, 1, 1);
     } catch (error) {
       const message = error instanceof Error ? error.message.replace(/^invalid mask: /, '') : String(error);
-      for (const input of controls.culprits(message)) input.setAttribute('aria-invalid', 'true');
-      setStatus(status, `The core cannot build this mask: ${message}.${keep}`, 'error');
+      const culprits = controls.culprits(message);
+      for (const input of culprits) input.setAttribute('aria-invalid', 'true');
+      setStatus(status, `The core cannot build this mask: ${message}.${keep(culprits)}`, 'error');
       return;
     }
     const coreMs = performance.now() - start;
@@ -79,9 +89,8 @@ export function mountMaskGallery(root: HTMLElement, context: WidgetContext): voi
     timing.textContent = `Updated in ${ms.toFixed(1)} ms (core ${coreMs.toFixed(1)} ms, drawing ${drawMs.toFixed(1)} ms)`;
     setStatus(
       status,
-      cells
-        ? `T = ${fmt(spec.T)} queries, S = ${fmt(spec.S)} keys.`
-        : `T = ${fmt(spec.T)} queries, S = ${fmt(spec.S)} keys. The cell-by-cell picture appears when T and S are at most ${cellLimit}.`,
+      `T = ${count(spec.T, 'query', 'queries')}, S = ${count(spec.S, 'key')}.` +
+        (cells ? '' : ` The cell-by-cell picture appears when T and S are at most ${fmt(cellLimit)}.`),
     );
     if (save) controls.save(state);
   }

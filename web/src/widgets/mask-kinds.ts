@@ -2,6 +2,7 @@
 // it, the tile states the core reports, and the document-lengths box's parser.
 import type { MaskSpec } from '../lib/core';
 import { el } from '../lib/dom';
+import { count } from '../lib/words';
 
 export type Param = 'window' | 'sinks' | 'prefix' | 'chunk' | 'docs';
 
@@ -10,48 +11,61 @@ export interface Kind {
   core: string;           // the core's MaskKind name
   uses: Param[];
   note(spec: MaskSpec): string;
+  /** Where this mask starts when it is picked, besides startValues. */
+  start?: Partial<Record<'T' | 'S' | Param, string>>;
 }
+
+/** Every mask starts from these (T = S = 128, documents adding up to 128), unless its own start says otherwise. */
+export const startValues: Record<'T' | 'S' | Param, string> = { T: '128', S: '128', window: '32', sinks: '4', prefix: '48', chunk: '32', docs: '40,56,32' };
+
+/** "positions 5 to 9", or "position 9" for one. */
+const positionsText = (from: number, to: number) => (from === to ? `position ${fmt(from)}` : `positions ${fmt(from)} to ${fmt(to)}`);
 
 export const fmt = (n: number) => n.toLocaleString('en-US');
 
 export const kinds: Record<string, Kind> = {
   full: {
     label: 'Full (no mask)', core: 'full', uses: [],
-    note: (m) => `Every query sees all ${fmt(m.S)} keys, as in an encoder or in cross-attention. No tile can be skipped.`,
+    note: (m) => `Every query sees ${m.S === 1 ? 'the one key' : `all ${count(m.S, 'key')}`}, as in an encoder or in cross-attention. No tile can be skipped.`,
   },
   causal: {
     label: 'Causal', core: 'causal', uses: [],
     note: (m) =>
       m.T === m.S
         ? 'Each query sees its own position and every earlier one: the lower triangle.'
-        : `Each query sees its own position and every earlier one. With T < S the queries sit at positions ${fmt(m.S - m.T)} to ${fmt(m.S - 1)}, so the diagonal moves right by S − T = ${fmt(m.S - m.T)}.`,
+        : `Each query sees its own position and every earlier one. With T < S the queries sit at ${positionsText(m.S - m.T, m.S - 1)}, so the diagonal moves right by S − T = ${fmt(m.S - m.T)}.`,
   },
   causal_offset: {
     label: 'Causal with a KV cache (T < S)', core: 'causal', uses: [],
+    start: { T: '32' }, // 32 new queries after 96 cached keys
     note: (m) =>
       m.T === m.S
         ? 'With T = S nothing is cached yet and this is the plain causal mask. Make T smaller than S to add a history.'
-        : `${fmt(m.T)} new queries after ${fmt(m.S - m.T)} cached keys. They sit at positions ${fmt(m.S - m.T)} to ${fmt(m.S - 1)}, so the diagonal moves right by S − T = ${fmt(m.S - m.T)}; with T = 1 (decoding) the single row sees every key.`,
+        : `${count(m.T, 'new query', 'new queries')} after ${count(m.S - m.T, 'cached key')}. ${m.T === 1 ? 'It sits' : 'They sit'} at ${positionsText(m.S - m.T, m.S - 1)}, so the diagonal moves right by S − T = ${fmt(m.S - m.T)}; with T = 1 (decoding) the single row sees every key.`,
   },
   sliding_window: {
     label: 'Sliding window', core: 'sliding_window', uses: ['window'],
-    note: (m) => `Each query sees the last ${fmt(m.window!)} keys up to its own position. Mistral, Gemma and gpt-oss use windows like this in some or all layers.`,
+    note: (m) => `Each query sees the last ${count(m.window!, 'key')} up to its own position. Mistral, Gemma and gpt-oss use windows like this in some or all layers.`,
   },
   sink_window: {
     label: 'Sink tokens + window', core: 'sink_window', uses: ['sinks', 'window'],
-    note: (m) => `The first ${fmt(m.sinks!)} keys (the attention sinks) stay visible to every later query, besides its window of ${fmt(m.window!)}. StreamingLLM keeps them so that the model does not collapse when older keys are dropped.`,
+    note: (m) =>
+      (m.sinks === 0
+        ? `With no sink tokens this is a plain sliding window of ${count(m.window!, 'key')}. `
+        : `The first ${count(m.sinks!, 'key')} (the attention ${m.sinks === 1 ? 'sink' : 'sinks'}) ${m.sinks === 1 ? 'stays' : 'stay'} visible to every later query, besides its window of ${count(m.window!, 'key')}. `) +
+      'StreamingLLM keeps sink tokens so that the model does not collapse when older keys are dropped.',
   },
   prefix_lm: {
     label: 'Prefix-LM', core: 'prefix_lm', uses: ['prefix'],
-    note: (m) => `Every query sees the first ${fmt(m.prefix!)} keys, the prefix, in both directions; after the prefix, attention is causal.`,
+    note: (m) => `Every query sees the first ${count(m.prefix!, 'key')}, the prefix, in both directions; after the prefix, attention is causal.`,
   },
   document: {
     label: 'Document masking (packed sequences)', core: 'document', uses: ['docs'],
-    note: (m) => `${m.document_lengths!.length} documents packed into one sequence of ${fmt(m.S)}. A query sees the earlier keys of its own document only, never another document's.`,
+    note: (m) => `${count(m.document_lengths!.length, 'document')} packed into one sequence of ${fmt(m.S)}. A query sees the earlier keys of its own document only, never another document's.`,
   },
   chunked: {
     label: 'Chunked local attention', core: 'chunked', uses: ['chunk'],
-    note: (m) => `The sequence is cut into chunks of ${fmt(m.chunk!)} positions; a query sees the earlier keys of its own chunk only (the local-attention layers of Llama 4 work this way).`,
+    note: (m) => `The sequence is cut into chunks of ${count(m.chunk!, 'position')}; a query sees the earlier keys of its own chunk only (the local-attention layers of Llama 4 work this way).`,
   },
 };
 
@@ -77,11 +91,3 @@ export function parseLengths(text: string): number[] | string {
   }
   return lengths;
 }
-
-/** Three documents of about 30%, 45% and 25% of S (fewer when S is tiny). */
-export function splitLengths(S: number): number[] {
-  if (S < 3) return [S];
-  const a = Math.max(1, Math.round(S * 0.3)), b = Math.max(1, Math.round(S * 0.45));
-  return [a, b, S - a - b];
-}
-

@@ -1,10 +1,12 @@
 // RoPE, part a (W4): the angle each channel pair turns at each position (core
 // ropeAngles), and each pair's vector at a chosen position as a clock hand
-// (core ropeRotate).
+// (core ropeRotate). The heatmap has 4 pairs by 32 positions: on a narrow screen
+// 32 columns leave cells of 8 px, so there it turns on its side (positions down,
+// pairs across) and keeps rows of a readable height.
 import type { Core } from '../lib/core';
 import { diverging, sequential } from '../lib/colormap';
 import { tabulated } from '../lib/color-table';
-import { el, formatNumber, labelled, numberInput, select, svgEl } from '../lib/dom';
+import { el, formatNumber, labelled, numberInput, observeWidth, select, svgEl } from '../lib/dom';
 import { Heatmap, HeatmapData } from '../lib/heatmap';
 import type { UrlState } from '../lib/url-state';
 import { headDim, pairs, positionCount, positions, theta, twoPi } from './rope-setup';
@@ -15,6 +17,8 @@ export class RopeAngles {
   readonly clockInput: HTMLInputElement;
   private readonly clockOutput = el('output', { class: 'scale-output' });
   private readonly angleMap = new Heatmap({ title: 'RoPE angle per channel pair and position', rowAxis: 'pair', colAxis: 'position', maxCellPx: 28 });
+  /** The same angles with positions down and pairs across, shown instead below narrowWidth. */
+  private readonly angleMapByPosition = new Heatmap({ title: 'RoPE angle per position and channel pair', rowAxis: 'position', colAxis: 'pair', maxCellPx: 16 });
   private readonly clocks = el('div', { class: 'rope-clocks', 'data-testid': 'w4-clocks' });
   private readonly note = el('p', { class: 'lesson-caption' });
   private readonly angles: number[][];  // [P][pairs]
@@ -26,16 +30,25 @@ export class RopeAngles {
     this.clockInput = numberInput('range', 0, positionCount - 1, 1, state.getNumber('p', 5, 0, positionCount - 1));
     this.clockInput.dataset.testid = 'w4-clock-position';
     this.angleMap.root.dataset.testid = 'w4-angles';
+    this.angleMapByPosition.root.dataset.testid = 'w4-angles-by-position';
+    this.angleMapByPosition.root.hidden = true;
     const clockControl = labelled('Clock position p', this.clockInput);
     this.clockInput.after(this.clockOutput);
     this.clockOutput.setAttribute('for', this.clockInput.id);
     this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'w4-part-a' },
       el('h3', { class: 'lesson-subtitle', id: 'w4-part-a' }, 'a. How far each pair turns'),
       el('div', { class: 'controls' }, labelled('Colour shows', this.show), clockControl),
-      el('div', { class: 'no-mask' }, this.angleMap.root),
+      el('div', { class: 'no-mask' }, this.angleMap.root, this.angleMapByPosition.root),
       this.clocks,
       this.note);
     this.angles = core.ropeAngles({ head_dim: headDim, theta, positions }).angles;
+    // 32 columns of at least 12 px, beside the row labels, need about this much.
+    const narrowWidth = 460;
+    observeWidth(this.root, (width) => {
+      const narrow = width > 0 && width < narrowWidth;
+      this.angleMap.root.hidden = narrow;
+      this.angleMapByPosition.root.hidden = !narrow;
+    });
   }
 
   renderAngles(): void {
@@ -57,8 +70,19 @@ export class RopeAngles {
           `mod 2π = ${formatNumber(a % twoPi, 4)} rad (${formatNumber(((a % twoPi) * 180) / Math.PI, 1)}°); cos = ${formatNumber(Math.cos(a), 4)}`;
       },
     };
-    this.angleMap.setTitle(`RoPE angle per channel pair and position, shown as ${mode === 'cos' ? 'cos(angle)' : 'angle mod 2π'}`);
+    const shownAs = mode === 'cos' ? 'cos(angle)' : 'angle mod 2π';
+    this.angleMap.setTitle(`RoPE angle per channel pair and position, shown as ${shownAs}`);
     this.angleMap.setData(data);
+    this.angleMapByPosition.setTitle(`RoPE angle per position and channel pair, shown as ${shownAs}`);
+    this.angleMapByPosition.setData({
+      ...data,
+      rows: positionCount,
+      cols: pairs,
+      value: (p, i) => data.value(i, p),
+      rowLabel: (p) => String(p),
+      colLabel: (i) => String(i),
+      describe: (p, i) => data.describe(i, p),
+    });
   }
 
   renderClocks(): void {

@@ -9,15 +9,23 @@ import { Heatmap } from '../lib/heatmap';
 import type { UrlState } from '../lib/url-state';
 import { HeadChoice, headDim, positionCount, positions, Run, theta } from './rope-setup';
 
+/** The largest |entry| a typed q or k may have: beyond it the scores run to 1e285 and say nothing. */
+export const vectorLimit = 1000;
+
 function parseVector(text: string, name: string): { vector: number[] } | { error: string } {
   const parts = text.split(/[\s,]+/).filter((part) => part !== '');
   const vector = parts.map(Number);
   if (vector.length !== headDim || !vector.every(Number.isFinite))
     return { error: `${name} needs ${headDim} numbers separated by commas (got ${parts.length}${vector.every(Number.isFinite) ? '' : ', not all numbers'}).` };
+  const outside = vector.findIndex((x) => Math.abs(x) > vectorLimit);
+  if (outside >= 0)
+    return { error: `${name}'s number ${outside + 1} is ${parts[outside]}: each number must be from −${vectorLimit} to ${vectorLimit}.` };
   return { vector };
 }
 
 const vectorText = (v: number[]) => v.map((x) => Number(x.toFixed(3))).join(', ');
+/** A score q·k, in one format wherever part b shows one: six decimals, enough to see two agree. */
+const scoreText = (x: number) => formatNumber(x, 6);
 
 export class RopeOffsets {
   readonly root: HTMLElement;
@@ -42,8 +50,8 @@ export class RopeOffsets {
     this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'w4-part-b' },
       el('h3', { class: 'lesson-subtitle', id: 'w4-part-b' }, 'b. The score sees only the offset'),
       el('div', { class: 'controls' },
-        labelled('q before RoPE (8 numbers)', this.qInput),
-        labelled('k before RoPE (8 numbers)', this.kInput),
+        labelled('q before RoPE (8 numbers)', this.qInput, `each from −${vectorLimit} to ${vectorLimit}`),
+        labelled('k before RoPE (8 numbers)', this.kInput, `each from −${vectorLimit} to ${vectorLimit}`),
         el('div', { class: 'control buttons' }, this.modelButton)),
       this.source,
       el('div', { class: 'no-mask' }, this.map.root),
@@ -115,15 +123,15 @@ export class RopeOffsets {
       colLabel: (n) => String(n),
       scale: tabulated(diverging(limit), -limit, limit),
       domain: [-limit, limit],
-      describe: (m, n) => `query at m = ${m}, key at n = ${n}, offset m − n = ${m - n}: q·k after RoPE = ${formatNumber(scores[m][n], 6)}`,
+      describe: (m, n) => `query at m = ${m}, key at n = ${n}, offset m − n = ${m - n}: q·k after RoPE = ${scoreText(scores[m][n])}`,
     });
     const example = Math.min(7, positionCount - 1);
     this.readout.dataset.value = String(spread);
     this.readout.dataset.offset = String(worst);
     this.readout.textContent =
       `Along every diagonal (one offset m − n, ${2 * positionCount - 1} of them) the scores agree to ${spread === 0 ? '0' : spread.toExponential(1)} at most ` +
-      `(largest spread at offset ${worst}), while across the grid they range from ${formatNumber(lo, 3)} to ${formatNumber(hi, 3)}. ` +
-      `For example s(${example}, 0) = ${formatNumber(scores[example][0], 6)} and s(${positionCount - 1}, ${positionCount - 1 - example}) = ${formatNumber(scores[positionCount - 1][positionCount - 1 - example], 6)}. ` +
-      `Without RoPE every cell would be q·k = ${formatNumber(plain, 4)}. The upper triangle (keys after the query) is masked in a causal model; it is shown because the identity holds there too.`;
+      `(largest spread at offset ${worst}), while across the grid they range from ${scoreText(lo)} to ${scoreText(hi)}. ` +
+      `For example s(${example}, 0) = ${scoreText(scores[example][0])} and s(${positionCount - 1}, ${positionCount - 1 - example}) = ${scoreText(scores[positionCount - 1][positionCount - 1 - example])}. ` +
+      `Without RoPE every cell would be q·k = ${scoreText(plain)}. The upper triangle (keys after the query) is masked in a causal model; it is shown because the identity holds there too.`;
   }
 }

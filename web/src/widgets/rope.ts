@@ -10,6 +10,7 @@
 import './lessons.css';
 import { Core, CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, select, setStatus } from '../lib/dom';
+import { stillShowing } from '../lib/fields';
 import { parseTokenIds } from '../lib/token-ids';
 import type { WidgetContext } from '../lib/widget';
 import { markUpdated } from './lesson-kit';
@@ -77,7 +78,7 @@ class RopeRun {
     const parsed = parseIds(tokensInput.value, this.config.vocab_size);
     if ('error' in parsed) {
       tokensInput.setAttribute('aria-invalid', 'true');
-      setStatus(status, `${parsed.error}${this.run ? ` Still showing ids ${this.run.ids.join(', ')}.` : ''}`, 'error');
+      setStatus(status, `${parsed.error}${stillShowing(this.run && [['ids', this.run.ids.join(', ')]])}`, 'error');
       return false;
     }
     try {
@@ -88,8 +89,19 @@ class RopeRun {
       return false;
     }
     tokensInput.removeAttribute('aria-invalid');
-    setStatus(status, `The tiny model (pairing ${pairingName[this.config.rope_pairing]}) ran on ids ${this.run.ids.join(', ')}, once as trained and once with interleaved pairing.`);
     return true;
+  }
+
+  /** What the widget shows: the run of parts b and c, the head chosen, and whose q and k part b turns. */
+  describe(modelVectors: boolean): string {
+    const { layer, head } = this.choice();
+    const run = this.run
+      ? `The tiny model (pairing ${pairingName[this.config.rope_pairing]}) ran on ids ${this.run.ids.join(', ')}, once as trained and once with interleaved pairing; ` +
+        `part c shows layer ${layer}, head ${head}. `
+      : '';
+    return run + (modelVectors
+      ? `Part b shows the model's q and k from layer ${layer}, head ${head}.`
+      : 'Part b shows your own q and k, as typed; "Use the model\'s q and k" goes back to the model\'s.');
   }
 }
 
@@ -103,9 +115,11 @@ export function mountRope(root: HTMLElement, context: WidgetContext): void {
   /** q and k for part b; false (with the problem shown) when a box is not usable. */
   const chooseVectors = () => {
     const problem = offsets.choose(model.run, model.choice());
-    if (problem) setStatus(status, `${problem} Still showing the last good vectors.`, 'error');
+    if (problem) setStatus(status, `${problem} Still showing the last valid q and k.`, 'error');
     return problem === null;
   };
+  /** The status line, once everything on show is up to date. */
+  const describe = () => setStatus(status, model.describe(offsets.usesModel));
 
   /** Runs `body`, times it, and saves the state. */
   function timed(body: () => void): void {
@@ -125,27 +139,33 @@ export function mountRope(root: HTMLElement, context: WidgetContext): void {
 
   tokensInput.addEventListener('input', () => timed(() => {
     if (!model.rerun()) return;
-    if (chooseVectors()) offsets.render();
+    const vectors = chooseVectors();
+    if (vectors) offsets.render();
     pairing.render(model.run!, model.choice());
+    if (vectors) describe();
   }));
   for (const node of [layerSelect, headSelect])
     node.addEventListener('change', () => timed(() => {
       if (!model.run) return;
-      if (offsets.usesModel && chooseVectors()) offsets.render();
+      const vectors = !offsets.usesModel || chooseVectors();
+      if (offsets.usesModel && vectors) offsets.render();
       pairing.render(model.run, model.choice());
+      if (vectors && tokensInput.getAttribute('aria-invalid') !== 'true') describe();
     }));
   angles.show.addEventListener('change', () => timed(() => angles.renderAngles()));
   angles.clockInput.addEventListener('input', () => timed(() => angles.renderClocks()));
-  for (const [name, input] of [['q', offsets.qInput], ['k', offsets.kInput]] as const)
+  for (const input of [offsets.qInput, offsets.kInput])
     input.addEventListener('input', () => timed(() => {
       offsets.custom = { q: offsets.qInput.value, k: offsets.kInput.value };
       if (!chooseVectors()) return;
-      setStatus(status, `Showing your own ${name}; the model run is unchanged.`);
       offsets.render();
+      if (tokensInput.getAttribute('aria-invalid') !== 'true') describe();
     }));
   offsets.modelButton.addEventListener('click', () => timed(() => {
     offsets.custom = { q: null, k: null };
-    if (chooseVectors()) offsets.render();
+    if (!chooseVectors()) return;
+    offsets.render();
+    if (tokensInput.getAttribute('aria-invalid') !== 'true') describe();
   }));
 
   // ---- first draw, from the link where it is usable
@@ -158,7 +178,8 @@ export function mountRope(root: HTMLElement, context: WidgetContext): void {
   angles.renderAngles();
   angles.renderClocks();
   if (!model.rerun()) throw new Error(status.textContent ?? 'the model did not run');
-  if (!chooseVectors()) {
+  const linkProblem = offsets.choose(model.run, model.choice());
+  if (linkProblem) {
     // The link's vectors were not usable: fall back to the model's.
     offsets.custom = { q: null, k: null };
     chooseVectors();
@@ -169,5 +190,7 @@ export function mountRope(root: HTMLElement, context: WidgetContext): void {
   // drawn while attached reads its width and forces a layout of the whole chapter.
   root.append(...model.views(), angles.root, offsets.root, pairing.root);
   markUpdated(root, timing, performance.now() - start);
-  if (fromLink && 'error' in fromLink) setStatus(status, `The link's token ids were not usable (${fromLink.error}) Showing the default ids instead.`);
+  describe();
+  if (linkProblem) setStatus(status, `The link's q and k were not usable (${linkProblem}) ${status.textContent}`);
+  if (fromLink && 'error' in fromLink) setStatus(status, `The link's token ids were not usable (${fromLink.error}) Showing the default ids instead. ${status.textContent}`);
 }

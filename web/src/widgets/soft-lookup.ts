@@ -8,6 +8,7 @@
 import './lessons.css';
 import { CoreError, Lookup } from '../lib/core';
 import { el, formatNumber, labelled, select, setStatus, svgEl, uid } from '../lib/dom';
+import { markInvalid, readNumber, stillShowing } from '../lib/fields';
 import type { WidgetContext } from '../lib/widget';
 import { markUpdated } from './lesson-kit';
 
@@ -19,6 +20,7 @@ const maxKeys = 8;
 const minKeys = 2;
 const step = 0.1, bigStep = 0.5; // arrow keys; with Shift
 const scaleRange = [-2, 2];   // the slider is log10(scale): 0.01 to 100
+const valueLimit = 9;         // each number of a value, -9 to 9: the bars are drawn to this
 
 const defaultQuery: Point = { x: 1.2, y: 0.6 };
 const defaultKeys: Key[] = [
@@ -72,6 +74,10 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const linkedScale = Number(state.get('s'));
   let logScale = state.get('s') !== null && linkedScale > 0 ? Math.min(scaleRange[1], Math.max(scaleRange[0], Math.log10(linkedScale))) : 0;
   const scale = () => Math.round(10 ** logScale * 1000) / 1000;
+  /** The scale as every line of the widget writes it. */
+  const scaleText = () => formatNumber(scale(), scale() < 0.1 ? 3 : 2);
+  /** Value fields that hold something other than a number from -9 to 9, with their message. */
+  const invalid = new Map<HTMLInputElement, string>();
 
   // ---- controls
   const scaleInput = el('input', { type: 'range', min: scaleRange[0], max: scaleRange[1], step: 0.05, value: logScale, 'data-testid': 'w2-scale' });
@@ -137,7 +143,7 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const valueTable = el(
     'table',
     { class: 'lookup-table', 'data-testid': 'w2-values' },
-    el('caption', {}, 'Each key\'s value'),
+    el('caption', {}, `Each key's value (numbers from −${valueLimit} to ${valueLimit})`),
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'key'), valueHead, el('th', { scope: 'col' }, el('span', { class: 'lesson-sr-only' }, 'remove')))),
     valueRows,
   );
@@ -168,7 +174,16 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   );
 
   // ---- drawing
+  /** The first invalid field's message in the status line; false when there is none. */
+  function showProblems(): boolean {
+    const [first] = invalid.values();
+    if (first === undefined) return false;
+    setStatus(status, first, 'error');
+    return true;
+  }
+
   function rebuildKeys(): void {
+    invalid.clear(); // the fields are made again from the values in use
     const focused = keyNodes.findIndex((node) => node.g === document.activeElement);
     keyLayer.replaceChildren();
     keyNodes = keys.map((_, n) => {
@@ -199,16 +214,21 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     valueRows.replaceChildren(
       ...keys.map((key, n) => {
         const inputs = key.value.map((x, d) =>
-          el('input', { type: 'number', step: 0.1, min: -9, max: 9, value: x, class: 'value-input', 'aria-label': `value of ${keyName(n)}, number ${d + 1}`, 'data-testid': `w2-value-${n}-${d}` }));
+          el('input', { type: 'number', step: 0.1, min: -valueLimit, max: valueLimit, value: x, class: 'value-input', 'aria-label': `value of ${keyName(n)}, number ${d + 1}`, 'data-testid': `w2-value-${n}-${d}` }));
         for (const [d, input] of inputs.entries())
           input.addEventListener('input', () => {
-            const x = Number(input.value);
-            if (input.value === '' || !Number.isFinite(x)) {
-              input.setAttribute('aria-invalid', 'true');
+            // Out of range is refused, not clamped: the lookup uses the number the field shows or none.
+            const name = `number ${d + 1} of ${keyName(n)}'s value`;
+            const read = readNumber(input, `N${name.slice(1)}`, -valueLimit, valueLimit);
+            if ('error' in read) {
+              markInvalid([input]);
+              invalid.set(input, `${read.error}${stillShowing([[name, keys[n].value[d]]])}`);
+              showProblems();
               return;
             }
-            input.removeAttribute('aria-invalid');
-            keys[n].value[d] = Math.min(9, Math.max(-9, x));
+            markInvalid([input], false);
+            invalid.delete(input);
+            keys[n].value[d] = read.value;
             update();
           });
         const remove = el('button', { type: 'button', class: 'small', 'aria-label': `Remove key ${keyName(n)}`, 'data-testid': `w2-remove-${n}` }, '×');
@@ -248,8 +268,8 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     const { scores, weights, mixed } = result;
     const best = scores.indexOf(Math.max(...scores));
     scaleInput.value = String(logScale);
-    scaleOutput.textContent = `× ${formatNumber(scale(), scale() < 0.1 ? 3 : 2)}`;
-    scaleInput.setAttribute('aria-valuetext', `scale ${scale()}`);
+    scaleOutput.textContent = `× ${scaleText()}`;
+    scaleInput.setAttribute('aria-valuetext', `scale ${scaleText()}`);
 
     place(queryNode.g, query);
     queryNode.g.setAttribute('aria-label', `query q at (${fmt(query.x)}, ${fmt(query.y)}). Arrow keys move it by ${step}, with Shift by ${bigStep}.`);
@@ -296,8 +316,9 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     resultRows.dataset.sum = String(sum);
     limits.textContent =
       `The mix is ${formatNumber(distance(mixed, hard), 3)} from ${keyName(best)}'s value and ${formatNumber(distance(mixed, meanValue), 3)} from the mean ` +
-      `(distances between the vectors). ${keyName(best)} has weight ${formatNumber(weights[best], 3)} at scale ${scale()}.`;
-    setStatus(status, `Query at (${fmt(query.x)}, ${fmt(query.y)}): ${weights.map((w, n) => `${keyName(n)} ${formatNumber(w, 2)}`).join(', ')}.`);
+      `(distances between the vectors). ${keyName(best)} has weight ${formatNumber(weights[best], 3)} at scale ${scaleText()}.`;
+    if (!showProblems())
+      setStatus(status, `Query at (${fmt(query.x)}, ${fmt(query.y)}): ${weights.map((w, n) => `${keyName(n)} ${formatNumber(w, 3)}`).join(', ')}.`);
   }
 
   function resultRow(title: string, note: string, vector: number[], maxAbs: number, testid: string): HTMLTableRowElement {
