@@ -67,7 +67,7 @@ test('W1 draws exactly the upper triangle as forbidden, and forbidden cells hold
     await waitForWidgets(page);
     // The table view lists every cell; forbidden ones are marked, not shown as 0.
     const table = page.locator('[data-testid="w1-heatmap-main"]');
-    await table.getByRole('button', { name: 'Show as table' }).click();
+    await table.getByRole('button', { name: 'Show layer 0, head 0 as a table' }).click();
     const cells = await table.locator('table tbody tr').evaluateAll((rows) =>
       rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.classList.contains('masked'))));
     assert.equal(cells.length, 5);
@@ -93,4 +93,30 @@ test('W1 rejects a bad id with a message and keeps the last good view', async ()
   } finally {
     await close();
   }
+});
+
+test('W1 names one id in the singular, and names each heatmap in its buttons', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('index.html?w1.tokens=5'));
+  t.after(close);
+  await waitForWidgets(page);
+  const w1 = page.locator('[data-widget="w1"]');
+  assert.match(await w1.textContent(), /sequence 0 is your 1 id, sequence 1 shifts/);
+  // Four heatmaps (the chosen head, the two heads of its pair, their difference): each button says which.
+  const names = await w1.locator('.heatmap-actions button').evaluateAll((buttons) => buttons.map((b) => b.textContent.replace(/\s+/g, ' ').trim()));
+  assert.deepEqual(names, [
+    'Show layer 0, head 0 as a table', 'Save layer 0, head 0 as PNG', 'Save layer 0, head 0 as SVG',
+    'Show layer 0, head 0 in the comparison as a table', 'Save layer 0, head 0 in the comparison as PNG', 'Save layer 0, head 0 in the comparison as SVG',
+    'Show layer 0, head 1 in the comparison as a table', 'Save layer 0, head 1 in the comparison as PNG', 'Save layer 0, head 1 in the comparison as SVG',
+    'Show layer 0, head 0 minus head 1 as a table', 'Save layer 0, head 0 minus head 1 as PNG', 'Save layer 0, head 0 minus head 1 as SVG',
+  ]);
+  // The accessible name is the whole text; what is drawn stays short.
+  await w1.getByRole('button', { name: 'Save layer 0, head 0 as PNG' }).waitFor();
+  const drawn = await w1.locator('[data-testid="w1-heatmap-main"] .heatmap-actions button').evaluateAll((buttons) => buttons.map((b) => {
+    const copy = b.cloneNode(true);
+    copy.querySelectorAll('.visually-hidden').forEach((n) => n.remove());
+    const hidden = [...b.querySelectorAll('.visually-hidden')].every((n) => n.getBoundingClientRect().width <= 1);
+    return `${copy.textContent.trim()}${hidden ? '' : ' (context drawn too)'}`;
+  }));
+  assert.deepEqual(drawn, ['Show as a table', 'PNG', 'SVG']);
+  assertNoProblems(problems, 'index.html?w1.tokens=5');
 });

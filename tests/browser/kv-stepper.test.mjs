@@ -13,6 +13,9 @@
 //   URL:      a link's prompt and decoded steps are replayed on load
 //   reset:    empties the cache and disables decoding until the next prefill
 //   teardown: taking the widget off the page frees its DecodeSession
+//   layout:   at 1280 px the summary's rows and the panels fill the width (no empty column),
+//             at 360 px they stack; a one-token step draws its heatmaps' axis titles whole
+//   words:    counts of one in the singular ("1 token", "S = 1 key", "1 layer × 1 KV head")
 //
 // Run: node --test tests/browser/kv-stepper.test.mjs (after building web/dist)
 import { after, before, test } from 'node:test';
@@ -211,4 +214,78 @@ test('w5 frees its DecodeSession when the widget leaves the page', async (t) => 
   });
   assert.deepEqual(states, ['live', 'deleted']);
   assertNoProblems(problems, 'notebook.html (w5 teardown)');
+});
+
+// Issue #17: the panels fill both columns at 1280 px (no empty third column) and stack on a
+// phone; a one-token step still draws its heatmaps' axis titles whole; counts of one read
+// in the singular ("1 token", "1 new query, S = 1 key", "1 layer × 1 KV head").
+for (const width of [1280, 360]) {
+  test(`w5 at ${width} px: the panels use the whole width`, async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'), { width, height: 800 });
+    t.after(close);
+    await waitForWidgets(page);
+    const panels = await page.evaluate(() => {
+      const grid = document.querySelector('[data-widget="w5"] .kv-panels');
+      const box = (node) => { const r = node.getBoundingClientRect(); return { left: r.left, right: r.right, top: r.top }; };
+      const summary = document.querySelector('[data-widget="w5"] .kv-summary');
+      return { grid: box(grid), panels: [...grid.children].map(box), summary: box(summary), entries: [...summary.children].map(box) };
+    });
+    // Every row of the summary reaches its right edge: no entry sits alone with empty columns beside it.
+    const rowEnds = new Map();
+    for (const entry of panels.entries) rowEnds.set(Math.round(entry.top), Math.max(rowEnds.get(Math.round(entry.top)) ?? 0, entry.right));
+    for (const [top, right] of rowEnds) {
+      assert.ok(Math.abs(right - panels.summary.right) <= 2, `the summary's row at ${top} px ends at ${right} px, the summary at ${panels.summary.right} px`);
+    }
+    const [keys, mask, attention] = panels.panels;
+    if (width === 1280) {
+      assert.equal(keys.top, mask.top, 'keys and mask side by side');
+      assert.ok(Math.abs(mask.right - panels.grid.right) <= 2,
+        `the mask panel ends at ${mask.right} px, the panels' box at ${panels.grid.right} px: an empty column is left`);
+    } else {
+      for (const panel of [keys, mask]) assert.ok(Math.abs(panel.right - panels.grid.right) <= 2, `at 360 px each panel takes the full width: ${JSON.stringify(panel)}`);
+    }
+    assert.ok(Math.abs(attention.right - panels.grid.right) <= 2, 'the attention panel spans the grid');
+    assertNoProblems(problems, `notebook.html at ${width} px`);
+  });
+
+  test(`w5 at ${width} px: a one-token step draws its heatmaps' axis titles whole`, async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'), { width, height: 800 });
+    t.after(close);
+    await waitForWidgets(page);
+    // The heatmaps draw their axis titles from x = 34 (the least left margin) and y = 30 (the top margin).
+    const short = await page.evaluate(() => {
+      const context = document.createElement('canvas').getContext('2d');
+      context.font = '10px system-ui, sans-serif';
+      const width = (text) => context.measureText(text).width;
+      const canvases = [...document.querySelectorAll('[data-widget="w5"] canvas.heatmap-canvas')];
+      const titles = [['channel →', 'position →'], ['key position →', 'query →']];
+      return canvases.flatMap((canvas, i) => {
+        const [col, row] = titles[i];
+        const need = { width: 34 + width(col), height: 30 + width(row) };
+        return canvas.clientWidth < need.width || canvas.clientHeight < need.height
+          ? [`${canvas.getAttribute('aria-label').split('.')[0]}: ${canvas.clientWidth} x ${canvas.clientHeight} px, its titles need ${Math.ceil(need.width)} x ${Math.ceil(need.height)}`]
+          : [];
+      });
+    });
+    assert.deepEqual(short, [], `at ${width} px`);
+    assertNoProblems(problems, `notebook.html at ${width} px`);
+  });
+}
+
+test('w5 says "1 token", "1 new query, S = 1 key" and "1 layer × 1 KV head"', async (t) => {
+  const { page, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'));
+  t.after(close);
+  await waitForWidgets(page);
+  assert.match(await text(page, 'w5-status'), /^Prefilled 1 token in one pass\./);
+  assert.match(await text(page, 'w5-mask-offset'), /^Prefill: 1 new query, S = 1 key\./);
+  assert.match(await text(page, 'w5-cache-bytes'), / × 1 token, /);
+  await page.getByTestId('w5-step').click();
+  assert.match(await text(page, 'w5-mask-offset'), /^Decode: 1 new query, S = 2 keys\. History = S − T_new = 1, so the diagonal sits 1 column right/);
+  await page.getByTestId('w5-preset').selectOption('custom');
+  await page.getByTestId('w5-layers').fill('1');
+  await page.getByTestId('w5-kv-heads').fill('1');
+  await page.getByTestId('w5-batch').fill('1');
+  await page.getByTestId('w5-context').fill('1');
+  assert.match(await text(page, 'w5-formula'), /^2 \(keys and values\) × 1 layer × 1 KV head × \d+ channels = [\d,]+ scalars per token\.$/);
+  assert.match(await text(page, 'w5-total-bytes'), / × 1 token × 1 sequence, /);
 });

@@ -7,6 +7,12 @@
 //             (every violation found is printed, with its targets)
 //   layout:   no horizontal scrolling of the document at 360 px and at 1280 px
 //   input:    each widget's first input or select that can change, changed, changes the widget
+//   skip link: the first Tab reaches "Skip to content", shown on screen; Enter moves focus to <main>
+//   favicon:  the page links an SVG icon that the server has (no 404 in a real browser's console)
+//   formulas: at 1280 px every display formula fits the column; at 360 px one that scrolls
+//             sideways shows a shadow at the edge that hides more, and none at the other
+//   focus:    a focused heatmap's focus ring lies inside every box that clips it
+//   names:    no two visible buttons of a widget have the same accessible name
 // Each page is loaded once at 1280 px and once at 360 px; every check but the input
 // probe (1280 px only, it changes the page) runs on both: at 360 px equations and
 // code blocks start to scroll sideways, which axe checks for keyboard access.
@@ -89,6 +95,135 @@ for (const pageName of pages) {
           `document is ${scrollWidth} px wide at ${view.width} px; sticking out:\n  ${offenders.join('\n  ')}`);
       });
     }
+
+    test('the skip link is the first Tab stop, shows on focus, and moves focus to main', async (t) => {
+      const { page, close } = await openPage(site.browser, site.url(pageName), { width: 360, height: 740 });
+      t.after(close);
+      await page.keyboard.press('Tab');
+      const link = await page.evaluate(() => {
+        const node = document.activeElement;
+        const box = node.getBoundingClientRect();
+        return { tag: node.tagName, text: node.textContent.trim(), href: node.getAttribute('href'), top: box.top, bottom: box.bottom, left: box.left, right: box.right, height: box.height };
+      });
+      assert.equal(link.tag, 'A', `the first Tab stop is <${link.tag.toLowerCase()}> "${link.text}"`);
+      assert.equal(link.text, 'Skip to content');
+      assert.ok(link.top >= 0 && link.left >= 0 && link.right <= 360 && link.height >= 16, `the focused skip link is on screen: ${JSON.stringify(link)}`);
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.activeElement?.tagName === 'MAIN', null, { timeout: 2000 });
+      assert.equal(await page.evaluate(() => document.querySelector(location.hash)?.tagName), 'MAIN');
+    });
+
+    test('links an SVG favicon that the server has', async () => {
+      const { page } = wide.opened;
+      const href = await page.evaluate(() => document.querySelector('link[rel~="icon"]')?.href ?? null);
+      assert.ok(href, 'no <link rel="icon">: a browser asks for /favicon.ico and logs its 404');
+      const icon = await page.evaluate(async (href) => {
+        const response = await fetch(href);
+        return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
+      }, href);
+      assert.equal(icon.status, 200, `${href}: HTTP ${icon.status}`);
+      assert.match(icon.type, /^image\/svg\+xml/);
+      assert.match(icon.body, /<svg[\s>]/);
+    });
+
+    test('display formulas fit at 1280 px; at 360 px one that scrolls shows a shadow where more is hidden', async (t) => {
+      const wideFormulas = await wide.opened.page.$$eval('.katex-display', (nodes) =>
+        nodes.filter((n) => n.scrollWidth > n.clientWidth + 1).map((n) => `${n.textContent.slice(0, 60)}… (${n.scrollWidth} px in ${n.clientWidth})`));
+      assert.deepEqual(wideFormulas, [], 'formulas cut at 1280 px');
+
+      const { page } = views[1].opened;
+      const handle = await page.evaluateHandle(() =>
+        [...document.querySelectorAll('article .katex-display')].find((n) => n.scrollWidth > n.clientWidth + 1 && !n.closest('.widget, .note, details')) ?? null);
+      if (!(await handle.evaluate((n) => n !== null))) {
+        t.skip('no formula scrolls at 360 px');
+        return;
+      }
+      await handle.evaluate((n) => { n.scrollIntoView({ block: 'center' }); n.scrollLeft = 0; });
+      // Sections above lay out as they come near the viewport (content-visibility): wait until
+      // the formula stops moving, so that every screenshot below shows the same pixels.
+      let box = await handle.boundingBox();
+      for (let settled = false, i = 0; !settled && i < 20; i++) {
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        const next = await handle.boundingBox();
+        settled = JSON.stringify(next) === JSON.stringify(box);
+        box = next;
+      }
+      // A 6 px strip at each edge, as drawn and with the formula's background removed: the
+      // strips differ only where the background draws something (the glyphs are the same).
+      const strips = async () => {
+        const strip = (x) => page.screenshot({ clip: { x, y: box.y, width: 6, height: box.height } });
+        return { left: await strip(box.x), right: await strip(box.x + box.width - 6) };
+      };
+      const edges = async () => {
+        const drawn = await strips();
+        await handle.evaluate((n) => n.style.setProperty('background', 'none', 'important'));
+        const bare = await strips();
+        await handle.evaluate((n) => n.style.removeProperty('background'));
+        return { left: !drawn.left.equals(bare.left), right: !drawn.right.equals(bare.right) };
+      };
+      assert.deepEqual(await edges(), { left: false, right: true }, 'scrolled to the start: a shadow on the right edge only');
+      await handle.evaluate((n) => (n.scrollLeft = n.scrollWidth));
+      assert.deepEqual(await edges(), { left: true, right: false }, 'scrolled to the end: a shadow on the left edge only');
+      await handle.evaluate((n) => (n.scrollLeft = 0));
+    });
+
+    for (const view of views) {
+      test(`a focused heatmap's focus ring is not clipped at ${view.width} px`, async () => {
+        const { page } = view.opened;
+        const clipped = await page.evaluate(() => {
+          const found = [];
+          for (const canvas of document.querySelectorAll('canvas.heatmap-canvas')) {
+            if (!canvas.getClientRects().length) continue;
+            canvas.focus({ preventScroll: true });
+            const style = getComputedStyle(canvas);
+            const where = `${canvas.closest('[data-widget]')?.dataset.widget}: ${canvas.getAttribute('aria-label')?.split('.')[0]}`;
+            if (style.outlineStyle === 'none' || parseFloat(style.outlineWidth) === 0) {
+              found.push(`${where}: no focus ring`);
+              continue;
+            }
+            const reach = parseFloat(style.outlineWidth) + parseFloat(style.outlineOffset);
+            const box = canvas.getBoundingClientRect();
+            const ring = { left: box.left - reach, top: box.top - reach, right: box.right + reach, bottom: box.bottom + reach };
+            // Every box that clips its overflow, up to the page: the ring must lie within what it can scroll to.
+            for (let p = canvas.parentElement; p && p !== document.body; p = p.parentElement) {
+              const s = getComputedStyle(p);
+              if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+              const r = p.getBoundingClientRect();
+              const left = r.left + p.clientLeft - p.scrollLeft, top = r.top + p.clientTop - p.scrollTop;
+              const inside = ring.left >= left - 0.5 && ring.top >= top - 0.5 &&
+                ring.right <= left + p.scrollWidth + 0.5 && ring.bottom <= top + p.scrollHeight + 0.5;
+              if (!inside) {
+                found.push(`${where}: ring ${JSON.stringify(ring)} cut by ${p.tagName.toLowerCase()}.${[...p.classList].join('.')}`);
+                break;
+              }
+            }
+            canvas.blur();
+          }
+          return found;
+        });
+        assert.deepEqual(clipped, []);
+      });
+    }
+
+    test('no two visible buttons of a widget share an accessible name', async () => {
+      const duplicates = await wide.opened.page.evaluate(() => {
+        const found = [];
+        for (const host of document.querySelectorAll('[data-widget]')) {
+          const seen = new Map();
+          for (const button of host.querySelectorAll('button')) {
+            if (!button.getClientRects().length) continue;
+            const labelledBy = button.getAttribute('aria-labelledby');
+            const name = (button.getAttribute('aria-label') ??
+              (labelledBy ? labelledBy.split(/\s+/).map((id) => document.getElementById(id)?.textContent ?? '').join(' ') : button.textContent))
+              .replace(/\s+/g, ' ').trim();
+            seen.set(name, (seen.get(name) ?? 0) + 1);
+          }
+          for (const [name, n] of seen) if (n > 1) found.push(`${host.dataset.widget}: "${name}" x${n}`);
+        }
+        return found;
+      });
+      assert.deepEqual(duplicates, []);
+    });
 
     // Last: it changes the page.
     test('every widget reacts to input', async (t) => {

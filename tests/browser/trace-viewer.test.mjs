@@ -2,7 +2,8 @@
 // by `attn export-checkpoint`, probed on a sentence, opened through the file input.
 // The page must show the file's own numbers (probabilities, token text, sink
 // statistics, next tokens, continuation), read them out on hover and keyboard, pick a
-// head from the sink plot, and refuse broken files with one line while staying usable.
+// head from the sink plot, and refuse broken files with one line while staying usable
+// and saying which file it still shows. Before any file it asks for one, with no empty selects.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -105,7 +106,7 @@ test('W8 shows an attn probe trace: probabilities, token text, summary and sink 
   assert.equal(readout, `layer 1, head 2, query 3 (${JSON.stringify(axisLabel(tokenText[3]))}) → key 1 (${JSON.stringify(axisLabel(tokenText[1]))}): p = ${formatP(p)}`);
 
   // Axis labels: the token text, spaces marked (the table view lists exactly what the canvas draws).
-  await main.getByRole('button', { name: 'Show as table' }).click();
+  await main.getByRole('button', { name: 'Show layer 1, head 2 as a table' }).click();
   const columns = await main.locator('table thead th').allTextContents();
   const rows = await main.locator('table tbody th').allTextContents();
   assert.deepEqual(columns.slice(1), tokenText.map(axisLabel));
@@ -177,7 +178,7 @@ test('W8 shows an attn probe trace: probabilities, token text, summary and sink 
 
   // Nothing the viewer added trips axe (the sink table open, so it is scanned too). The heatmap's
   // own table goes back to hidden first: its scrolling box is not focusable (web/src/lib/heatmap.ts).
-  await main.getByRole('button', { name: 'Hide table' }).click();
+  await main.getByRole('button', { name: 'Hide the table of layer 1, head 3' }).click();
   await page.locator('.sink-table-details summary').click();
   const violations = (await runAxe(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.equal(violations.length, 0, formatViolations(violations));
@@ -190,7 +191,7 @@ test('W8 marks whitespace in labels and cuts long tokens short, quoting them in 
   const file = variant('odd-tokens.json', (trace) => pieces.forEach((text, i) => (trace.token_text[0][i + 1] = text)));
   assert.equal((await chooseFile(page, file)).kind, 'info');
   const main = page.locator('[data-testid="w8-heatmap-main"]');
-  await main.getByRole('button', { name: 'Show as table' }).click();
+  await main.getByRole('button', { name: /^Show layer \d+, head \d+ as a table$/ }).click();
   const rows = await main.locator('table tbody th').allTextContents();
   assert.deepEqual(rows.slice(1, 4), ['↵', '⇥ab', '␣internatio…']);
   const list = await page.textContent('[data-testid="w8-token-rows"] li');
@@ -253,4 +254,36 @@ test('W8 refuses broken probe traces with one line and stays usable', async (t) 
   assert.equal(await page.locator('[data-testid="w8-probe-summary"]').count(), 0);
   assert.equal(await page.isVisible('[data-testid="w8-token-key"]'), false);
   assertNoProblems(problems, 'index.html after broken traces');
+});
+
+// Issue #17: before a trace opens the viewer asks for one and shows no empty controls; a
+// broken file after a good one says so, and says which file the page still shows.
+test('W8 asks for a trace and shows no empty selects before one is open', async (t) => {
+  const { page, problems } = await openW8(t);
+  const selects = await page.locator('[data-widget="w8"] select').evaluateAll((nodes) =>
+    nodes.filter((n) => n.getClientRects().length > 0 && !n.disabled).map((n) => `${n.dataset.testid}: ${n.options.length} options`));
+  assert.deepEqual(selects, [], 'selects on show before a trace is open');
+  const status = await page.textContent('[data-testid="w8-status"]');
+  assert.match(status, /^No trace open yet\. Choose a trace file/);
+  assert.equal(await page.isVisible('[data-testid="w8-shown"]'), false);
+  assert.equal(await chooseFile(page, probeFile).then((s) => s.kind), 'info');
+  assert.equal(await page.isVisible('[data-testid="w8-layer"]'), true);
+  assertNoProblems(problems, 'index.html, W8 before and after a trace');
+});
+
+test('W8 says which file it still shows after a broken one', async (t) => {
+  const { page, problems } = await openW8(t);
+  assert.equal((await chooseFile(page, probeFile)).kind, 'info');
+  assert.match(await page.textContent('[data-testid="w8-shown"]'), /^Showing probe\.json \(/);
+  const broken = variant('broken-after-good.json', (trace) => (trace.probe.device.kind = 'tpu'));
+  const status = await chooseFile(page, broken);
+  assert.equal(status.kind, 'error');
+  assert.match(status.text, /^Could not open broken-after-good\.json: .*Still showing probe\.json \(/);
+  assert.ok(!status.text.includes('\n'), 'one line');
+  const shown = await page.textContent('[data-testid="w8-shown"]');
+  assert.match(shown, /^Still showing the previous trace, probe\.json \(.*\): broken-after-good\.json did not open\.$/);
+  // A good file again: the line names it, and no longer as the previous one.
+  assert.equal((await chooseFile(page, probeFile)).kind, 'info');
+  assert.match(await page.textContent('[data-testid="w8-shown"]'), /^Showing probe\.json \(/);
+  assertNoProblems(problems, 'index.html, W8 after a broken trace');
 });

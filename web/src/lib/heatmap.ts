@@ -2,7 +2,9 @@
 //   - masked cells drawn hatched, never as a colour that could read as "zero";
 //   - the exact value, query and key on hover and on keyboard focus (arrow keys
 //     move, Home/End jump, Enter selects the row), announced to screen readers;
-//   - a colour legend, a "show as table" view, and PNG / SVG export.
+//   - a colour legend, a "show as table" view, and PNG / SVG export, each button
+//     named for the heatmap it acts on ("Save layer 0, head 1 as PNG");
+//   - axis titles drawn whole: a heatmap of one or two rows or columns grows to fit them.
 import { el, formatNumber, observeWidth, uid } from './dom';
 import { colorChannels } from './color-table';
 import { ColorScale, forbiddenFill, forbiddenHatch } from './colormap';
@@ -25,6 +27,8 @@ export interface HeatmapData {
 
 export interface HeatmapOptions {
   title: string;       // accessible name, table caption and export file name; see setTitle
+  /** What the buttons call it ("layer 0, head 1": "Save layer 0, head 1 as PNG"); the title when not given. */
+  name?: string;
   rowAxis: string;     // e.g. "query position"
   colAxis: string;     // e.g. "key position"
   onSelectRow?: (row: number) => void;
@@ -61,6 +65,8 @@ export class Heatmap {
   private focus = { row: 0, col: 0 };
   private selectedRow: number | null = null;
   private title = '';
+  private name = '';
+  private readonly buttons: { table: HTMLButtonElement; png: HTMLButtonElement; svg: HTMLButtonElement };
   // The stage's width as last reported by a ResizeObserver (null until its first
   // report). Reading clientWidth in every draw instead forces a layout of the whole
   // page each time, which made a redraw of four heatmaps cost tens of milliseconds.
@@ -70,6 +76,7 @@ export class Heatmap {
   // Left margin: wide enough for the longest row label (token text), within limits.
   private left = margin.left;
   private marginFor: { data: HeatmapData | null; width: number | null } = { data: null, width: null };
+  private titlesMeasured: { key: string; col: number; row: number } | null = null;
 
   constructor(private readonly options: HeatmapOptions) {
     const liveId = uid('heatmap-live');
@@ -87,18 +94,22 @@ export class Heatmap {
     // A scrolling region: focusable so a keyboard can scroll it (and axe asks for it).
     this.tableHost = el('div', { class: 'heatmap-table', hidden: true, tabindex: 0, role: 'region', 'aria-label': 'Heatmap values as a table' });
 
-    const tableToggle = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false' }, 'Show as table');
+    // Each button's name says which heatmap it acts on ("Show layer 0, head 1 as a table"): a page
+    // has many heatmaps, and a list of buttons all called "PNG" tells a screen reader nothing.
+    // The words beyond the visible label are visually hidden.
+    const tableToggle = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false' });
     tableToggle.addEventListener('click', () => {
       const open = this.tableHost.hidden;
       this.tableHost.hidden = !open;
       tableToggle.setAttribute('aria-expanded', String(open));
-      tableToggle.textContent = open ? 'Hide table' : 'Show as table';
+      this.nameButtons();
       if (open) this.renderTable();
     });
-    const png = el('button', { type: 'button', class: 'small' }, 'PNG');
+    const png = el('button', { type: 'button', class: 'small' });
     png.addEventListener('click', () => downloadCanvasPng(this.canvas, `${this.fileName()}.png`));
-    const svg = el('button', { type: 'button', class: 'small' }, 'SVG');
+    const svg = el('button', { type: 'button', class: 'small' });
     svg.addEventListener('click', () => downloadSvg(this.toSvg(), `${this.fileName()}.svg`));
+    this.buttons = { table: tableToggle, png, svg };
 
     this.root = el(
       'figure',
@@ -109,7 +120,7 @@ export class Heatmap {
         { class: 'heatmap-footer' },
         el('div', { class: 'legend' }, this.legend, this.legendLabels),
         el('span', { class: 'legend-masked' }, el('span', { class: 'swatch-masked', 'aria-hidden': 'true' }), 'masked (not computed)'),
-        el('span', { class: 'heatmap-actions' }, tableToggle, el('span', { class: 'export-label' }, 'Save:'), png, svg),
+        el('span', { class: 'heatmap-actions' }, tableToggle, el('span', { class: 'export-label', 'aria-hidden': 'true' }, 'Save:'), png, svg),
       ),
       this.live,
       this.tableHost,
@@ -125,7 +136,7 @@ export class Heatmap {
     });
     this.canvas.addEventListener('keydown', (e) => this.onKey(e));
     this.canvas.addEventListener('focus', () => this.announce());
-    this.setTitle(options.title);
+    this.setTitle(options.title, options.name);
     // Cells are sized to the width the heatmap gets: redraw when it changes.
     observeWidth(this.canvas.parentElement!, (width) => {
       this.stageWidth = width;
@@ -133,11 +144,23 @@ export class Heatmap {
     });
   }
 
-  /** Renames the heatmap when what it shows changes (e.g. another layer or head). */
-  setTitle(title: string): void {
+  /** Renames the heatmap when what it shows changes (e.g. another layer or head); `name` is what its buttons call it. */
+  setTitle(title: string, name = title): void {
     this.title = title;
+    this.name = name;
     this.canvas.setAttribute('aria-label', `${title}. Arrow keys move between cells, Enter follows a row.`);
+    this.nameButtons();
     if (!this.tableHost.hidden) this.renderTable();
+  }
+
+  /** Visible "Show as a table", "PNG", "SVG"; read out with the heatmap's name. */
+  private nameButtons(): void {
+    const hidden = (text: string) => el('span', { class: 'visually-hidden' }, text);
+    const { table, png, svg } = this.buttons;
+    if (this.tableHost.hidden) table.replaceChildren('Show', hidden(` ${this.name}`), ' as a table');
+    else table.replaceChildren('Hide the table', hidden(` of ${this.name}`));
+    png.replaceChildren(hidden(`Save ${this.name} as `), 'PNG');
+    svg.replaceChildren(hidden(`Save ${this.name} as `), 'SVG');
   }
 
   /** Renames the axes, for a heatmap that shows another kind of matrix next (drawn with the next setData). */
@@ -185,8 +208,12 @@ export class Heatmap {
     }
     const available = Math.max(120, (stageWidth || 320) - this.left - 4);
     this.cell = Math.max(4, Math.min(this.options.maxCellPx ?? 28, Math.floor(available / data.cols)));
-    const width = this.left + data.cols * this.cell + 2;
-    const height = margin.top + data.rows * this.cell + 2;
+    // The axis titles are drawn whole: a heatmap of few rows or columns grows to hold them
+    // (a one-token step would otherwise cut "key position" to "key p").
+    const colTitle = `${this.options.colAxis} →`, rowTitle = `${this.options.rowAxis} →`;
+    const titles = this.titleWidths(colTitle, rowTitle);
+    const width = Math.max(this.left + data.cols * this.cell + 2, Math.ceil(this.left + titles.col + 2));
+    const height = Math.max(margin.top + data.rows * this.cell + 2, Math.ceil(margin.top + titles.row + 2));
     const ratio = window.devicePixelRatio || 1;
     // Resizing a canvas reallocates its pixels and invalidates layout: only when the size changes.
     if (this.canvas.width !== Math.round(width * ratio) || this.canvas.height !== Math.round(height * ratio)) {
@@ -221,11 +248,11 @@ export class Heatmap {
     // maxWidth squeezes labels longer than the margin allows between the axis title and the cells.
     for (let r = 0; r < data.rows; r += every) ctx.fillText(data.rowLabel(r), this.left - 4, margin.top + (r + 0.5) * this.cell + 3, this.left - 4 - axisTitleWidth);
     ctx.textAlign = 'left';
-    ctx.fillText(`${this.options.colAxis} →`, this.left, 10);
+    ctx.fillText(colTitle, this.left, 10);
     ctx.save();
     ctx.translate(9, margin.top);
     ctx.rotate(Math.PI / 2);
-    ctx.fillText(`${this.options.rowAxis} →`, 0, 0);
+    ctx.fillText(rowTitle, 0, 0);
     ctx.restore();
 
     if (this.selectedRow !== null) {
@@ -238,6 +265,17 @@ export class Heatmap {
       ctx.lineWidth = 2;
       ctx.strokeRect(this.left + this.focus.col * this.cell + 1, margin.top + this.focus.row * this.cell + 1, this.cell - 2, this.cell - 2);
     }
+  }
+
+  /** The axis titles' widths in the label font, measured once per pair of titles. */
+  private titleWidths(colTitle: string, rowTitle: string): { col: number; row: number } {
+    const key = `${colTitle}\n${rowTitle}`;
+    if (this.titlesMeasured?.key !== key) {
+      const ctx = this.canvas.getContext('2d')!;
+      ctx.font = labelFont;
+      this.titlesMeasured = { key, col: ctx.measureText(colTitle).width, row: ctx.measureText(rowTitle).width };
+    }
+    return this.titlesMeasured;
   }
 
   /** Every cell's colour as one pixel (masked cells in the masked fill), on a canvas of cols x rows. */

@@ -10,6 +10,7 @@ import type { Checkpoint } from '../lib/checkpoint-core';
 import type { ModelConfig } from '../lib/core';
 import { el, labelled, setStatus } from '../lib/dom';
 import { parseTokenIds } from '../lib/token-ids';
+import { count } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import { AttentionRun, AttentionView, Selection } from './attention-view';
 
@@ -216,14 +217,14 @@ function trainedNote(checkpoint: Checkpoint, text: string): string {
   return (
     `Weights trained by attn train on ${r.corpus.file} (${r.settings.steps.toLocaleString('en')} steps, width ` +
     `${r.config.hidden_size}; held-out loss ${r.result.heldout_loss.toFixed(2)} nats per character). ` +
-    `${[...text].length} characters after BOS; at most ${checkpoint.info.context - 1}.`
+    `${count([...text].length, 'character')} after BOS; at most ${(checkpoint.info.context - 1).toLocaleString('en')}.`
   );
 }
 
 /** What the batch holds, so the second sequence is not a mystery. */
 function sequenceNote(ids: number[], vocabSize: number): string {
   return (
-    `The core runs a batch of ${batchSize}, as attn verify --batch ${batchSize} does: sequence 0 is your ${ids.length} ids, ` +
+    `The core runs a batch of ${batchSize}, as attn verify --batch ${batchSize} does: sequence 0 is your ${count(ids.length, 'id')}, ` +
     `sequence 1 shifts the id at position t to (id + 7 + t) mod ${vocabSize}.`
   );
 }

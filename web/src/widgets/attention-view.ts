@@ -264,7 +264,7 @@ export class AttentionView {
   }
 
   private renderMain(run: AttentionRun, sel: Selection, row: number): void {
-    this.main.setTitle(`Layer ${sel.layer}, head ${sel.head}, sequence ${sel.batch}: attention probabilities`);
+    this.main.setTitle(`Layer ${sel.layer}, head ${sel.head}, sequence ${sel.batch}: attention probabilities`, `layer ${sel.layer}, head ${sel.head}`);
     this.main.setData(probabilityData(run, sel, sel.head), row);
     // For tests: the exact matrix on screen, to compare with `attn verify --export-trace`
     // (up to 64 positions: a longer one would cost more to write out than to draw).
@@ -291,14 +291,14 @@ export class AttentionView {
     this.compareTitle.textContent =
       group === 2 ? `Heads ${a} and ${b} share KV head ${g}` : `Heads ${a} and ${b}, two of the ${group} heads that share KV head ${g}`;
     this.compareBody.hidden = false;
-    this.pairA.setTitle(`Layer ${sel.layer}, head ${a}`);
+    this.pairA.setTitle(`Layer ${sel.layer}, head ${a}`, `layer ${sel.layer}, head ${a} in the comparison`);
     this.pairA.setData(probabilityData(run, sel, a), row);
-    this.pairB.setTitle(`Layer ${sel.layer}, head ${b}`);
+    this.pairB.setTitle(`Layer ${sel.layer}, head ${b}`, `layer ${sel.layer}, head ${b} in the comparison`);
     this.pairB.setData(probabilityData(run, sel, b), row);
     this.pairA.root.dataset.head = String(a);
     this.pairB.root.dataset.head = String(b);
     const { data, largest } = differenceData(run, sel, a, b);
-    this.difference.setTitle(`Layer ${sel.layer}, head ${a} minus head ${b}`);
+    this.difference.setTitle(`Layer ${sel.layer}, head ${a} minus head ${b}`, `layer ${sel.layer}, head ${a} minus head ${b}`);
     this.difference.setData(data, row);
     this.pairLabels[0].textContent = `head ${a}${a === h ? ' (chosen)' : ''}`;
     this.pairLabels[1].textContent = `head ${b}${b === h ? ' (chosen)' : ''}`;

@@ -11,6 +11,7 @@ import type { ModelConfig } from '../lib/core';
 import { el, formatFileSize, labelled, numberInput, setStatus, uid } from '../lib/dom';
 import { download } from '../lib/export';
 import { parseTokenIds } from '../lib/token-ids';
+import { count } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import type { DiffPanel, LearnerFile } from './diff-panel';
 
@@ -45,7 +46,7 @@ function readTokens(text: string, vocabSize: number): { tokens: number[][] } | {
     const parsed = parseTokenIds(row, { vocabSize, max: maxIds, taker: 'the check' });
     if ('error' in parsed) return { error: rows.length > 1 ? `Sequence ${b}: ${parsed.error}` : parsed.error };
     if (b > 0 && parsed.ids.length !== tokens[0].length)
-      return { error: `Sequence ${b} has ${parsed.ids.length} ids and sequence 0 has ${tokens[0].length}; all must be as long.` };
+      return { error: `Sequence ${b} has ${count(parsed.ids.length, 'id')} and sequence 0 has ${tokens[0].length}; all must be as long.` };
     tokens.push(parsed.ids);
   }
   return { tokens };
@@ -61,7 +62,7 @@ function shapesText(c: ModelConfig, B: number, T: number): string {
     [[B, T, c.vocab_size], 'logits'],
   ];
   return (
-    `For ${B} ${B === 1 ? 'sequence' : 'sequences'} of ${T} tokens your tensors have these shapes ` +
+    `For ${count(B, 'sequence')} of ${count(T, 'token')} your tensors have these shapes ` +
     `(the per-layer names under layers.0 to layers.${c.n_layers - 1}): ` +
     groups.map(([shape, names]) => `[${shape.join(', ')}] ${names}`).join('; ') + '.'
   );

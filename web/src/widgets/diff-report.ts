@@ -4,6 +4,7 @@
 // its errors and tolerance, and the tensors not given.
 import type { ComparedTensor, DiffReport, Divergence } from '../lib/diff-core';
 import { el } from '../lib/dom';
+import { count } from '../lib/words';
 import { formatError } from './trace-summary';
 
 /** As the CLI prints values (printf's %.3g): 3 significant digits. */
@@ -11,9 +12,6 @@ function threeDigits(x: number): string {
   return String(Number(x.toPrecision(3)));
 }
 
-function plural(n: number, one: string, many: string): string {
-  return `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
-}
 
 /** "layers.0.q_rope, layer 0, sequence 0, head 0, position 1, channel 0: ours -0.196, theirs 0.738" */
 export function divergenceText(d: Divergence): string {
@@ -41,7 +39,7 @@ function comparedTable(compared: ComparedTensor[], first: string | null): HTMLEl
         'tr',
         { class: c.name === first ? 'first' : undefined, 'data-name': c.name },
         el('td', {}, el('code', {}, c.name)),
-        el('td', { class: c.agrees ? 'pass' : 'fail' }, c.agrees ? 'agrees' : `DIVERGES (${plural(c.mismatches, 'value', 'values')})`),
+        el('td', { class: c.agrees ? 'pass' : 'fail' }, c.agrees ? 'agrees' : `DIVERGES (${count(c.mismatches, 'value', 'values')})`),
         el('td', {}, c.precision),
         el('td', { class: 'number' }, `[${c.shape.join(', ')}]`),
         el('td', { class: 'number' }, formatError(c.max_abs_error)),
@@ -69,7 +67,7 @@ export function verdictLines(report: DiffReport, source: string, seed: number): 
   const B = report.tokens.length, T = report.tokens[0].length;
   const d = report.first_divergence;
   const lines: HTMLElement[] = [
-    el('p', { class: 'view-caption' }, `${source} against the page's checkpoint (seed ${seed}), ${plural(B, 'sequence', 'sequences')} of ${plural(T, 'token', 'tokens')}, ${plural(report.compared.length, 'tensor', 'tensors')} given.`),
+    el('p', { class: 'view-caption' }, `${source} against the page's checkpoint (seed ${seed}), ${count(B, 'sequence', 'sequences')} of ${count(T, 'token', 'tokens')}, ${count(report.compared.length, 'tensor', 'tensors')} given.`),
     el(
       'p',
       { class: `verdict ${report.agrees ? 'pass' : 'fail'}`, 'data-testid': 'w8-diff-verdict' },
@@ -78,7 +76,7 @@ export function verdictLines(report: DiffReport, source: string, seed: number): 
   ];
   if (d) {
     lines.push(el('p', { 'data-testid': 'w8-diff-divergence', 'data-tensor': d.tensor, 'data-index': JSON.stringify(d.index) },
-      el('strong', {}, 'First divergence: '), `${divergenceText(d)} (${plural(d.mismatches, 'value', 'values')} outside the tolerance).`));
+      el('strong', {}, 'First divergence: '), `${divergenceText(d)} (${count(d.mismatches, 'value', 'values')} outside the tolerance).`));
     lines.push(el('p', { 'data-testid': 'w8-diff-diagnosis', 'data-mistake': report.diagnosis?.mistake ?? '' },
       el('strong', {}, report.diagnosis ? `Diagnosis: ${report.diagnosis.mistake}: ` : 'Diagnosis: none. '), diagnosisText(report)));
   }

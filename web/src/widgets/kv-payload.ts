@@ -11,6 +11,7 @@
 import { CachePayload, Core, CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
 import type { UrlState } from '../lib/url-state';
+import { count } from '../lib/words';
 
 const presets: [string, string][] = [
   ['tiny', 'tiny (the stepper’s model)'],
@@ -146,7 +147,9 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
     }
     result.classList.remove('stale');
     setStatus(status, presetSelect.value === 'custom' ? 'Your own numbers.' : `The ${config.name} config, as the core knows it.`);
-    formula.textContent = `2 (keys and values) × ${fmt(L)} layers × ${fmt(Hkv)} KV heads × ${fmt(dh)} channels = ${fmt(payload.scalars_per_token)} scalars per token.`;
+    formula.textContent =
+      `2 (keys and values) × ${count(L, 'layer')} × ${count(Hkv, 'KV head')} × ${count(dh, 'channel')} = ` +
+      `${count(payload.scalars_per_token, 'scalar')} per token.`;
     scalars.textContent = fmt(payload.scalars_per_token);
     const chosen = dtypes.find((d) => d.value === dtype.value)!;
     for (const d of dtypes) {
@@ -157,7 +160,7 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
     const perToken = BigInt(payload[chosen.field]);
     const bytes = perToken * BigInt(T) * BigInt(B);
     total.textContent = formatBytes(bytes);
-    totalBytes.textContent = `(${fmt(bytes)} bytes = ${fmt(perToken)} B × ${fmt(T)} tokens × ${fmt(B)} sequence${B === 1 ? '' : 's'}, ${chosen.label})`;
+    totalBytes.textContent = `(${fmt(bytes)} bytes = ${fmt(perToken)} B × ${count(T, 'token')} × ${count(B, 'sequence')}, ${chosen.label})`;
     if (save) saveState();
   }
 

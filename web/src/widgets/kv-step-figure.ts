@@ -8,6 +8,7 @@ import { tabulated } from '../lib/color-table';
 import { el, formatNumber, labelled, select } from '../lib/dom';
 import { Heatmap } from '../lib/heatmap';
 import type { UrlState } from '../lib/url-state';
+import { count } from '../lib/words';
 import { StateGrid } from './state-grid';
 
 /** Options 0 .. count - 1, keeping the choice where it still exists. */
@@ -123,7 +124,7 @@ export class StepFigure {
     let limit = 0;
     for (const head of report.keys) for (const row of head) for (const v of row) limit = Math.max(limit, Math.abs(v));
     const firstNew = report.history;
-    this.keysMap.setTitle(`Layer-0 key cache, KV head ${h}`);
+    this.keysMap.setTitle(`Layer-0 key cache, KV head ${h}`, `the layer-0 keys of KV head ${h}`);
     this.keysMap.setData({
       rows: S,
       cols: dh,
@@ -149,7 +150,7 @@ export class StepFigure {
     const probs = report.probabilities[layer][head];  // [T_new][S]
     const { mask, history } = report;
     const Hq = report.probabilities[0].length, Hkv = report.cache_shape[1];
-    this.attentionMap.setTitle(`Attention of the latest step, layer ${layer}, head ${head}`);
+    this.attentionMap.setTitle(`Attention of the latest step, layer ${layer}, head ${head}`, `the latest step's attention in layer ${layer}, head ${head}`);
     this.attentionMap.setData({
       rows: probs.length,
       cols: probs[0].length,
@@ -165,7 +166,8 @@ export class StepFigure {
           : `Layer ${layer}, head ${head}: key ${s} is masked for the query at position ${history + t}.`,
     });
     this.attentionNote.textContent =
-      `Query head ${head} reads KV head ${Math.floor(head / (Hq / Hkv))} (${Hq / Hkv} query heads share each of the ${Hkv} KV heads). ` +
+      `Query head ${head} reads KV head ${Math.floor(head / (Hq / Hkv))} (${count(Hq / Hkv, 'query head')} ${Hq / Hkv === 1 ? 'reads' : 'share'} ` +
+      `${Hkv === 1 ? 'the one KV head' : `each of the ${count(Hkv, 'KV head')}`}). ` +
       (probs.length === 1 ? 'A decode step has a single new query: one row over every cached key.' : `Prefill computes all ${probs.length} rows at once.`);
   }
 
@@ -179,11 +181,11 @@ export class StepFigure {
     const offset = el('strong', { 'data-testid': 'w5-history' }, String(history));
     this.maskOffset.replaceChildren(
       T === 1 && history > 0
-        ? `Decode: 1 new query, S = ${S} keys. History = S − T_new = `
-        : `${history === 0 ? 'Prefill' : 'Chunk'}: ${T} new queries, S = ${S} keys. History = S − T_new = `,
+        ? `Decode: 1 new query, S = ${count(S, 'key')}. History = S − T_new = `
+        : `${history === 0 ? 'Prefill' : 'Chunk'}: ${count(T, 'new query', 'new queries')}, S = ${count(S, 'key')}. History = S − T_new = `,
       offset,
       T === 1 && history > 0
-        ? `, so the diagonal sits ${history} columns right of where it would start and the single row sees every key: decoding needs no mask.`
+        ? `, so the diagonal sits ${count(history, 'column')} right of where it would start and the single row sees every key: decoding needs no mask.`
         : history === 0
           ? ': the plain lower triangle; query t sees keys 0 to t.'
           : `: the diagonal moves right by ${history}.`,

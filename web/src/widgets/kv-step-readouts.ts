@@ -3,6 +3,7 @@
 // with a log of every step so far.
 import type { StepReport } from '../lib/core';
 import { el } from '../lib/dom';
+import { count } from '../lib/words';
 
 // Cached and full logits are the same float32 sums in the same order; see the text below.
 export const tolerance = 1e-5;
@@ -33,12 +34,13 @@ export class CacheSummary {
     this.root = el(
       'dl',
       { class: 'kv-summary' },
+      // Three short entries, then the shape beside the longer size, then the tokens across (kv-stepper.css).
       el('div', {}, el('dt', {}, 'Position'), el('dd', {}, this.position, ' (the next token’s position)')),
       el('div', {}, el('dt', {}, 'Cache rows S'), el('dd', {}, this.rows, ' per layer and KV head')),
-      el('div', {}, el('dt', {}, 'Cache shape [B, Hkv, S, dh]'), el('dd', {}, this.shape, ', keys and values in each layer')),
-      el('div', {}, el('dt', {}, 'Cache size'), el('dd', {}, this.size)),
-      el('div', { class: 'kv-wide' }, el('dt', {}, 'Tokens'), el('dd', {}, this.tokens)),
       el('div', {}, el('dt', {}, 'Greedy next token'), el('dd', {}, this.greedy)),
+      el('div', {}, el('dt', {}, 'Cache shape [B, Hkv, S, dh]'), el('dd', {}, this.shape, ', keys and values in each layer')),
+      el('div', { class: 'kv-span2' }, el('dt', {}, 'Cache size'), el('dd', {}, this.size)),
+      el('div', { class: 'kv-wide' }, el('dt', {}, 'Tokens'), el('dd', {}, this.tokens)),
     );
   }
 
@@ -49,7 +51,7 @@ export class CacheSummary {
     this.rows.textContent = String(S);
     this.shape.textContent = `[${B}, ${Hkv}, ${S}, ${dh}]`;
     this.size.textContent =
-      `${fmt(report.cache_scalars)} scalars = ${fmt(report.payload_scalars_per_token)} per token × ${S} tokens, ` +
+      `${fmt(report.cache_scalars)} scalars = ${fmt(report.payload_scalars_per_token)} per token × ${count(S, 'token')}, ` +
       `${fmt(report.cache_bytes_fp32)} bytes in fp32`;
     const promptLength = report.tokens.length - steps.length;
     this.tokens.textContent =

@@ -19,6 +19,7 @@ import './kv-stepper.css';
 import type { DecodeSession, StepReport } from '../lib/core';
 import { el, setStatus } from '../lib/dom';
 import type { UrlState } from '../lib/url-state';
+import { count } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import { payloadCalculator } from './kv-payload';
 import { StepFigure } from './kv-step-figure';
@@ -114,7 +115,7 @@ class Stepper {
       report.position >= maxTokens
         ? `The cache holds ${report.position} tokens, the stepper's limit. Reset or prefill to start again.`
         : report.history === 0
-          ? `Prefilled ${report.new_tokens.length} tokens in one pass. Decode the next token, the greedy choice or one you type.`
+          ? `Prefilled ${count(report.new_tokens.length, 'token')} in one pass. Decode the next token, the greedy choice or one you type.`
           : `Decoded token ${report.new_tokens[0]} at position ${report.history}.`,
     );
     this.save();

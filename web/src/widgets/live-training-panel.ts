@@ -8,8 +8,10 @@ import { sequential } from '../lib/colormap';
 import { Heatmap, HeatmapData } from '../lib/heatmap';
 import type { HeadPatterns, TrainingInfo, TrainingOptions } from '../lib/train-core';
 import type { WidgetContext } from '../lib/widget';
+import { count } from '../lib/words';
 import type { ProbeAttention, TrainerMessage, TrainerRequest } from './live-training-protocol';
-import { groupDigits, LossChart } from './loss-chart';
+import { LossChart } from './loss-chart';
+import { groupDigits } from '../lib/words';
 import { tokenLabel, visibleText, whitespaceKey } from './token-text';
 import { excerpt } from './live-training';
 
@@ -144,8 +146,10 @@ class HeadPanel {
     }
     root.hidden = false;
     const { layer, head, why } = chosen;
-    this.caption.textContent = `Layer ${layer}, head ${head} (${why}), after ${groupDigits(steps)} steps`;
-    this.heatmap.setTitle(`Layer ${layer}, head ${head} after ${steps} steps: attention probabilities`);
+    this.caption.textContent = `Layer ${layer}, head ${head} (${why}), after ${count(steps, 'step')}`;
+    // The two panels may show the same head: their buttons name the side ("the left heatmap, layer 1, head 2").
+    this.heatmap.setTitle(`Layer ${layer}, head ${head} after ${count(steps, 'step')}: attention probabilities`,
+      `the ${this.id === 'a' ? 'left' : 'right'} heatmap, layer ${layer}, head ${head}`);
     this.heatmap.setData(headData(attention, layer, head));
     root.dataset.layer = String(layer);
     root.dataset.head = String(head);
@@ -303,7 +307,7 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
       el(
         'table',
         { class: 'pattern-table' },
-        el('caption', {}, `After ${groupDigits(attentionSteps)} steps; marked: ${formatNumber(patterns.threshold, 2)} or more`),
+        el('caption', {}, `After ${count(attentionSteps, 'step')}; marked: ${formatNumber(patterns.threshold, 2)} or more`),
         el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'head'), ...shown.map((name) => el('th', { scope: 'col' }, columns[name])))),
         el('tbody', {}, ...rows),
       ),
@@ -418,11 +422,11 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
       case 'paused':
         stepsDone = message.stepsDone;
         setPhase('paused');
-        setStatus(status, `Paused after ${groupDigits(message.stepsDone)} steps.`);
+        setStatus(status, `Paused after ${count(message.stepsDone, 'step')}.`);
         break;
       case 'finished':
         setPhase('finished');
-        setStatus(status, `Done: the schedule's ${groupDigits(message.stepsDone)} steps. Reset to train again.`);
+        setStatus(status, `Done: the schedule's ${count(message.stepsDone, 'step')}. Reset to train again.`);
         break;
       case 'error':
         // start() refused the text or the settings: nothing runs, the controls stay usable.

@@ -6,6 +6,7 @@
 // over the V characters: where every run starts. Lines differ by dash and marks,
 // not by colour alone. Drawn in SVG at the width it is given.
 import { formatNumber, observeWidth, svgEl } from '../lib/dom';
+import { count, groupDigits } from '../lib/words';
 
 export interface LossData {
   losses: ArrayLike<number>;         // the training loss of every step so far, step i + 1 at [i]
@@ -21,10 +22,6 @@ function niceCeil(x: number): number {
   return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= x) ?? 10 * p;
 }
 
-/** "12,345". */
-export function groupDigits(n: number): string {
-  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-}
 
 /** Means over equal runs of steps: (the run's last step, mean loss). */
 export function binnedLosses(losses: ArrayLike<number>, count = bins): [number, number][] {
@@ -129,7 +126,7 @@ export class LossChart {
   private describe(train: [number, number][]): string {
     const { losses, heldout, baseline } = this.data;
     if (!losses.length && !heldout.length) return 'Loss per character against training steps: no steps yet.';
-    const parts = [`Loss per character against training steps, ${groupDigits(losses.length)} steps so far.`];
+    const parts = [`Loss per character against training steps, ${count(losses.length, 'step')} so far.`];
     if (train.length) parts.push(`Training loss ${formatNumber(losses[0], 2)} at step 1, ${formatNumber(train[train.length - 1][1], 2)} lately.`);
     if (heldout.length) parts.push(`Held-out loss ${formatNumber(heldout[0][1], 2)} at step ${groupDigits(heldout[0][0])}, ${formatNumber(heldout[heldout.length - 1][1], 2)} at step ${groupDigits(heldout[heldout.length - 1][0])}.`);
     if (baseline !== null) parts.push(`A uniform guess scores ${formatNumber(baseline, 2)}.`);

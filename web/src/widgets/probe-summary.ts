@@ -4,6 +4,7 @@
 // and where and how fast it ran (device, precision, cache size, tokens per second).
 // Token text is quoted exactly as the file holds it (JSON escapes, so a newline reads \n).
 import { el, formatNumber } from '../lib/dom';
+import { count } from '../lib/words';
 import type { ProbeDevice, ProbeRecord } from './trace-file';
 import { definitions, formatError } from './trace-summary';
 
@@ -32,7 +33,7 @@ function rateText(tokensPerSecond: number | null): string {
 }
 
 function deviceText(device: ProbeDevice): string {
-  if (device.kind === 'cpu') return `CPU: ${device.name}, ${device.threads_used} of ${device.hardware_threads} threads`;
+  if (device.kind === 'cpu') return `CPU: ${device.name}, ${device.threads_used} of ${count(device.hardware_threads, 'thread')}`;
   return (
     `GPU: ${device.name}, compute capability ${device.compute_capability}, ${bytesText(device.total_memory_bytes)}, ` +
     `driver ${device.driver_version}, CUDA runtime ${device.runtime_version}`
@@ -44,7 +45,7 @@ function whereSection(probe: ProbeRecord): HTMLElement {
   return definitions('Where and how it ran', [
     ['device', deviceText(device)],
     ['precision', `weights stored ${precision.weights_stored}, held as ${precision.weights_held}; activations ${precision.activations}`],
-    ['KV cache', `${cache.dtype}: ${cache.tokens} tokens × ${bytesText(cache.bytes_per_token)} = ${bytesText(cache.total_bytes)}`],
+    ['KV cache', `${cache.dtype}: ${count(cache.tokens, 'token')} × ${bytesText(cache.bytes_per_token)} = ${bytesText(cache.total_bytes)}`],
     [
       'speed',
       `prompt in one pass ${rateText(timing.prefill_tokens_per_second)}, one token at a time through the cache ` +
@@ -93,7 +94,7 @@ function continuationSection(probe: ProbeRecord): HTMLElement {
   const how =
     c.requested === 0
       ? 'No continuation was asked for.'
-      : `${c.ids.length} of the ${c.requested} tokens asked for, each the most likely one, decoded one at a time through the KV cache` +
+      : `${c.ids.length} of the ${count(c.requested, 'token')} asked for, each the most likely one, decoded one at a time through the KV cache` +
         (c.stopped_at_eos ? '; it stopped at the end-of-sequence token.' : '.');
   return el(
     'section',
@@ -108,8 +109,8 @@ function cachedVsFullSection(probe: ProbeRecord): HTMLElement {
   const c = probe.cached_vs_full;
   const differing = c.argmax_agrees.flatMap((agrees, t) => (agrees ? [] : [t]));
   const argmax = c.all_argmax_agree
-    ? `the most likely next token agrees at all ${c.positions} positions`
-    : `the most likely next token differs at ${differing.length} of ${c.positions} positions (${differing.join(', ')})`;
+    ? `the most likely next token agrees at ${c.positions === 1 ? 'the one position' : `all ${count(c.positions, 'position')}`}`
+    : `the most likely next token differs at ${differing.length} of ${count(c.positions, 'position')} (${differing.join(', ')})`;
   const within = c.max_abs_diff <= c.tolerance;
   return el(
     'section',

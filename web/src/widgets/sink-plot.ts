@@ -10,6 +10,7 @@
 // also in a table under the plot. Drawn in SVG at the width it is given.
 import './sink-plot.css';
 import { el, formatNumber, observeWidth, svgEl, uid } from '../lib/dom';
+import { count } from '../lib/words';
 
 export interface SinkData {
   stats: number[][];                             // [L][Hq]: sink_stats
@@ -374,9 +375,9 @@ function describePlot(data: SinkData): string {
   const low = data.layerMean.indexOf(Math.min(...data.layerMean)), high = data.layerMean.indexOf(Math.max(...data.layerMean));
   const above = data.baseline === null ? 0 : data.stats.flat().filter((p) => p > data.baseline!).length;
   return (
-    `Attention sinks, ${L} layers by ${H} query heads: the mean weight ${queriesText(data)} put on position 0. ` +
+    `Attention sinks, ${count(L, 'layer')} by ${count(H, 'query head')}: the mean weight ${queriesText(data)} put on position 0. ` +
     `Layer means run from ${share(data.layerMean[low])} (layer ${low}) to ${share(data.layerMean[high])} (layer ${high})` +
-    (data.baseline === null ? '. ' : `; an even spread would give ${share(data.baseline)}, and ${above} of the ${L * H} heads are above it. `) +
+    (data.baseline === null ? '. ' : `; an even spread would give ${share(data.baseline)}, and ${above} of the ${count(L * H, 'head')} ${above === 1 ? 'is' : 'are'} above it. `) +
     'Arrow keys move between heads, Page Up and Page Down between layers, Enter shows the head in the heatmaps. The table below lists every value.'
   );
 }

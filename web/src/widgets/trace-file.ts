@@ -5,6 +5,7 @@
 // to the parts the viewer shows. The first problem found is raised as a
 // TraceFormatError whose message names the field, so the reader can act on it.
 import type { CheckRecord, ModelConfig, Trace } from '../lib/core';
+import { count } from '../lib/words';
 
 export class TraceFormatError extends Error {}
 
@@ -191,7 +192,7 @@ function checkTokens(value: unknown, vocabSize: number): { B: number; T: number 
 
 /** layers[l].probabilities [B][Hq][T][T]: values in [0, 1], exactly 0 where the key is after the query. */
 function checkLayers(value: unknown, config: ModelConfig, B: number, T: number): void {
-  if (!Array.isArray(value)) fail(`layers should be a list of ${config.n_layers} layers, but is ${describe(value)}.`);
+  if (!Array.isArray(value)) fail(`layers should be a list of ${count(config.n_layers, 'layer')}, but is ${describe(value)}.`);
   if (value.length !== config.n_layers) fail(`layers has ${entries(value.length)}, but config.n_layers is ${config.n_layers}.`);
   const shape = [
     { size: B, what: 'one per row of tokens' },
@@ -365,7 +366,7 @@ function checkCache(cache: Json, config: ModelConfig): void {
   if (perToken % scalars !== 0)
     fail(`probe.cache.bytes_per_token is ${perToken}, but should be a whole number of bytes for each of the 2 x L x Hkv x dh = ${scalars} scalars a token stores.`);
   if (total !== perToken * tokens)
-    fail(`probe.cache.total_bytes is ${total}, but ${tokens} tokens of ${perToken} bytes make ${perToken * tokens}.`);
+    fail(`probe.cache.total_bytes is ${total}, but ${tokens} ${tokens === 1 ? 'token' : 'tokens'} of ${perToken} bytes make ${perToken * tokens}.`);
 }
 
 function checkTiming(timing: Json): void {

@@ -2,6 +2,7 @@
 // it: the model's configuration, where it ran, the tokens, and the check records.
 import type { CheckRecord, Trace } from '../lib/core';
 import { el } from '../lib/dom';
+import { count } from '../lib/words';
 import { kvHead } from './attention-view';
 
 /** Errors and bounds: exponent for the tiny ones, which is most of them. */
@@ -65,7 +66,11 @@ export function traceSummary(trace: Trace): HTMLElement[] {
 
 export function checksTable(checks: CheckRecord[], allPassed: boolean): HTMLElement {
   const failed = checks.filter((c) => !c.passed).length;
-  const verdict = checks.length === 0 ? 'The trace records no checks.' : allPassed ? `All ${checks.length} checks passed.` : `${failed} of ${checks.length} checks failed.`;
+  const verdict =
+    checks.length === 0 ? 'The trace records no checks.'
+    : checks.length === 1 ? (allPassed ? 'Its one check passed.' : 'Its one check failed.')
+    : allPassed ? `All ${checks.length} checks passed.`
+    : `${failed} of ${count(checks.length, 'check')} failed.`;
   const body = el('tbody');
   for (const check of checks) {
     body.append(

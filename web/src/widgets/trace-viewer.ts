@@ -3,10 +3,12 @@
 // shown with the explorer's heatmaps, its configuration, build and check records.
 // A probe's trace also gets its own summary (prompt, next tokens, continuation,
 // cache against full pass) and a plot of its attention sinks; its token text labels
-// the heatmaps' axes, with whitespace made visible. A file that is not a valid
-// trace gets one message naming the problem; the widget keeps showing whatever it
-// showed before. Its second part (diff-door.ts) checks a learner's own tensors
-// against the core, as `attn diff` does; a dropped .npz or .safetensors goes there.
+// the heatmaps' axes, with whitespace made visible. Until a trace opens the widget
+// shows only how to open one, no empty selects. A file that is not a valid trace
+// gets one message naming the problem; the widget keeps showing the trace it showed
+// before and says which file that is (w8-shown). Its second part (diff-door.ts)
+// checks a learner's own tensors against the core, as `attn diff` does; a dropped
+// .npz or .safetensors goes there.
 import { CoreError } from '../lib/core';
 import { el, formatFileSize, labelled, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
@@ -76,6 +78,9 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
     labelled('Trace file (JSON)', fileInput, 'or drop the file onto this widget'),
     ownButton,
   );
+  // Which trace the summary, heatmaps and checks below belong to: after a file that failed
+  // to open, they are still the previous one's, and this line says so.
+  const shownLine = el('p', { class: 'trace-shown', 'data-testid': 'w8-shown', hidden: true });
   const summary = el('div', { class: 'trace-summary', 'data-testid': 'w8-summary', hidden: true });
   let run: AttentionRun | null = null;
   const sinkPlot = new SinkPlot({
@@ -99,8 +104,13 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
   // The sinks come before the controls, so a head picked on the plot shows up just below it;
   // the checks come last: the heatmaps should sit right under their controls.
   const diff = diffDoor(context);
-  root.append(dropZone, status, summary, sinks, controls, tokenKey, view.root, checks, diff.root);
-  setStatus(status, 'No trace open yet. Choose a file, or load the trace the page computes itself.');
+  root.append(dropZone, status, shownLine, summary, sinks, controls, tokenKey, view.root, checks, diff.root);
+  setStatus(
+    status,
+    'No trace open yet. Choose a trace file (JSON) from attn verify --export-trace or attn probe --output, ' +
+      'or load the trace the page computes itself; its heatmaps and checks appear here.',
+  );
+  let shown: string | null = null; // the trace on screen, as the status line named it
 
   const show = (trace: OpenedTrace, source: string) => {
     const T = trace.tokens[0].length;
@@ -116,12 +126,19 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
       sinkPlot.show(data);
       sinkPlot.select(view.selection.layer, view.selection.head);
     }
-    for (const node of [summary, controls, view.root, checks]) node.hidden = false;
+    for (const node of [shownLine, summary, controls, view.root, checks]) node.hidden = false;
+    shown = source;
+    shownLine.textContent = `Showing ${source}.`;
+    delete shownLine.dataset.kind;
     setStatus(status, `Opened ${source}.`);
   };
   const refuse = (source: string, error: unknown) => {
     const reason = error instanceof TraceFormatError || error instanceof CoreError ? error.message : String(error);
-    setStatus(status, `Could not open ${source}: ${reason}`, 'error');
+    setStatus(status, `Could not open ${source}: ${reason}${/[.!?]$/.test(reason) ? '' : '.'} ${shown ? `Still showing ${shown}.` : 'No trace is shown.'}`, 'error');
+    if (shown) {
+      shownLine.textContent = `Still showing the previous trace, ${shown}: ${source} did not open.`;
+      shownLine.dataset.kind = 'previous';
+    }
   };
 
   const openFile = async (file: File) => {

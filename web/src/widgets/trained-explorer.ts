@@ -12,6 +12,7 @@ import { CoreError } from '../lib/core';
 import { el, formatNumber, labelled, setStatus } from '../lib/dom';
 import { loadModule, openTrained } from '../lib/trained-core';
 import type { WidgetContext } from '../lib/widget';
+import { count, groupDigits } from '../lib/words';
 import { AttentionRun, AttentionView, Selection } from './attention-view';
 import { HeadSummary } from './head-summary';
 import { tokenLabel, visibleText, whitespaceKey } from './token-text';
@@ -200,7 +201,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
       advance(rows.ids.length, [nextId]);
       await new Promise((resolve) => requestAnimationFrame(resolve));
     }
-    if (!generating) why = `stopped after ${made} tokens`;
+    if (!generating) why = `stopped after ${count(made, 'token')}`;
     generating = false;
     generate.textContent = `Generate ${generateCount} tokens`;
     textInput.disabled = false;
@@ -213,8 +214,8 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   const info = el(
     'p',
     { class: 'view-caption', 'data-testid': 'w9-info' },
-    `${files.name}: ${config.n_layers} layers, width ${config.hidden_size}, ${config.n_heads} query heads sharing ${config.n_kv_heads} KV heads ` +
-      `of ${config.head_dim} channels, SwiGLU ${config.ffn_size}, vocabulary ${config.vocab_size}, ` +
+    `${files.name}: ${count(config.n_layers, 'layer')}, width ${config.hidden_size}, ${count(config.n_heads, 'query head')} sharing ` +
+      `${count(config.n_kv_heads, 'KV head')} of ${count(config.head_dim, 'channel')}, SwiGLU ${config.ffn_size}, vocabulary ${config.vocab_size}, ` +
       `${groupDigits(session.info.parameters)} parameters (llama2.c file version ${session.info.version}, trained with a context of ` +
       `${session.info.seq_len}). RoPE turns adjacent channel pairs (0, 1), (2, 3), …: llama2.c's convention, not the half split our tiny model uses.`,
   );
@@ -230,9 +231,9 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   );
 
   textInput.value = context.state.get('text') ?? defaultText;
-  const index = (name: string, count: number) => {
+  const index = (name: string, limit: number) => {
     const raw = context.state.get(name);
-    return raw !== null && /^\d+$/.test(raw) && Number(raw) < count ? Number(raw) : null;
+    return raw !== null && /^\d+$/.test(raw) && Number(raw) < limit ? Number(raw) : null;
   };
   view.selection = { batch: 0, layer: index('layer', config.n_layers) ?? 0, head: index('head', config.n_heads) ?? 0, row: index('row', maxTokens) };
   update(false);
@@ -248,13 +249,9 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   requestAnimationFrame(() => (patternsTimer = window.setTimeout(showPatterns, 0)));
 }
 
-/** 260032 -> "260,032" (toLocaleString's first call in a page loads number-format data: 50 to 100 ms here). */
-function groupDigits(n: number): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-}
-
-function tokenNote(count: number, kept: number): string {
+function tokenNote(n: number, kept: number): string {
   return kept === 0
-    ? `${count === 1 ? 'BOS alone' : `${count} tokens`}, run in one pass through an empty KV cache.`
-    : `${count} tokens: the first ${kept} came from the KV cache, only ${count - kept === 1 ? 'the last one was' : `the last ${count - kept} were`} run again.`;
+    ? `${n === 1 ? 'BOS alone' : `${n} tokens`}, run in one pass through an empty KV cache.`
+    : `${n} tokens: ${kept === 1 ? 'the first one' : `the first ${kept}`} came from the KV cache, ` +
+        `only ${n - kept === 1 ? 'the last one was' : `the last ${n - kept} were`} run again.`;
 }

@@ -1,8 +1,9 @@
 // W9, a trained model in the page: llama2.c's stories260K (or any llama2.c .bin
 // the reader opens, with its tokenizer.bin), run live by the core. This file is
 // only the door: two ways in and where to get a model. The explorer's code, its
-// wasm module and the model's bytes are fetched when the reader opens one, so the
-// chapter loads nothing more for this widget than these few lines.
+// wasm module and the bundled model's bytes are fetched when the reader points at
+// or focuses a button (about to open one), else on the click, so the chapter loads
+// nothing more for this widget than these few lines.
 import './trained.css';
 import { el, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
@@ -74,6 +75,16 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     button.addEventListener('pointerenter', () => void loadExplorer().catch(() => {}), { once: true });
     button.addEventListener('focus', () => void loadExplorer().catch(() => {}), { once: true });
   }
+  // The bundled model's bytes likewise, when the reader points at or focuses its button.
+  let bundledLoading: Promise<ModelFiles> | null = null;
+  const loadBundled = () => {
+    bundledLoading ??= Promise.all([fetchBytes(bundled.model), fetchBytes(bundled.tokenizer)])
+      .then(([model, tokenizer]) => ({ name: bundled.name, model, tokenizer }));
+    bundledLoading.catch(() => (bundledLoading = null)); // a failed fetch may be retried
+    return bundledLoading;
+  };
+  load.addEventListener('pointerenter', () => void loadBundled().catch(() => {}), { once: true });
+  load.addEventListener('focus', () => void loadBundled().catch(() => {}), { once: true });
 
   let busy = false;
   const start = async (files: () => Promise<ModelFiles>, what: string) => {
@@ -97,9 +108,9 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
   load.addEventListener('click', () =>
     start(async () => {
       try {
-        const [model, tokenizer] = await Promise.all([fetchBytes(bundled.model), fetchBytes(bundled.tokenizer)]);
+        const files = await loadBundled();
         performance.mark('anatomy:w9-files');
-        return { name: bundled.name, model, tokenizer };
+        return files;
       } catch {
         throw new Error(`this copy of the page was built without ${bundled.name}. Open the files yourself below. ${whereToGetOne}`);
       }
