@@ -7,6 +7,7 @@ import wasmUrl from '@wasm/attention_trained.wasm?url';
 import { CoreError } from './core';
 import type { ModelConfig, Trace } from './core-types';
 import { unwrapResult } from './wasm-result';
+import { instantiateWith } from './wasm-compile';
 
 export interface TrainedInfo {
   config: ModelConfig;
@@ -87,9 +88,14 @@ const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new Cor
 
 let loading: Promise<RawModule> | null = null;
 
-/** Loads the module once (fetch and compile, streamed); later calls share it. */
+/**
+ * Loads the module once; later calls share it. Its wasm is compiled by compileWasm, which
+ * the widget's door may have started already, while this code was still downloading.
+ */
 export function loadModule(): Promise<RawModule> {
-  loading ??= createAnatomyTrained({ locateFile: () => wasmUrl }).then((raw) => raw as RawModule);
+  loading ??= new Promise<RawModule>((resolve, reject) => {
+    createAnatomyTrained({ instantiateWasm: instantiateWith(wasmUrl, reject) }).then((raw) => resolve(raw as RawModule), reject);
+  });
   loading.catch(() => (loading = null)); // a failed fetch may be retried
   return loading;
 }

@@ -244,9 +244,11 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     channel.port1.onmessage = () => performance.mark('anatomy:w9-first-paint');
     channel.port2.postMessage(null);
   });
-  // The head summary's two passes wait until the heatmap has been painted.
+  // The head summary's two passes wait until the heatmap has been painted, and run after
+  // the task that marks it (a timer set here could run first, and the mark, and anything
+  // else queued, would wait for the passes).
   clearTimeout(patternsTimer);
-  requestAnimationFrame(() => (patternsTimer = window.setTimeout(showPatterns, 0)));
+  requestAnimationFrame(() => (patternsTimer = window.setTimeout(showPatterns, 50)));
 }
 
 function tokenNote(n: number, kept: number): string {

@@ -5,7 +5,9 @@
 // or focuses a button (about to open one), else on the click, so the chapter loads
 // nothing more for this widget than these few lines.
 import './trained.css';
+import trainedWasmUrl from '@wasm/attention_trained.wasm?url';
 import { el, setStatus } from '../lib/dom';
+import { compileWasm } from '../lib/wasm-compile';
 import type { WidgetContext } from '../lib/widget';
 
 /** Where the page build puts the model when ../shared/models has it (scripts/build-web.sh). */
@@ -71,9 +73,14 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     explorerLoading.catch(() => (explorerLoading = null)); // a failed fetch may be retried
     return explorerLoading;
   };
+  // The wasm compiles at the same time (lib/wasm-compile.ts), not after the code has come.
+  const prepare = () => {
+    compileWasm(trainedWasmUrl).catch(() => {}); // a failure is reported when the module is instantiated
+    void loadExplorer().catch(() => {});
+  };
   for (const button of [load, open]) {
-    button.addEventListener('pointerenter', () => void loadExplorer().catch(() => {}), { once: true });
-    button.addEventListener('focus', () => void loadExplorer().catch(() => {}), { once: true });
+    button.addEventListener('pointerenter', prepare, { once: true });
+    button.addEventListener('focus', prepare, { once: true });
   }
   // The bundled model's bytes likewise, when the reader points at or focuses its button.
   let bundledLoading: Promise<ModelFiles> | null = null;
@@ -90,6 +97,7 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
   const start = async (files: () => Promise<ModelFiles>, what: string) => {
     if (busy) return;
     busy = true;
+    prepare();
     load.disabled = open.disabled = true;
     setStatus(status, `Loading ${what}…`);
     performance.mark('anatomy:w9-open');
