@@ -204,3 +204,17 @@ test('W9 names what is wrong with a broken file and stays usable', async (t) => 
   await page.waitForSelector('[data-testid="w9-heatmap-main"][data-probabilities]');
   assertNoProblems(problems, 'index.html after a broken file');
 });
+
+test('W9 says so when its wasm module cannot be fetched, and does not hang', async (t) => {
+  const opened = await openPage(site.browser, site.url('index.html'));
+  t.after(opened.close);
+  const { page, problems } = opened;
+  // The module is compiled ahead of its glue (lib/wasm-compile.ts): a failure there must still reach the widget.
+  await page.route(/attention_trained[^/]*\.wasm$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
+  await waitForWidgets(page);
+  await page.getByTestId('w9-load').click();
+  await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="w9-status"]').textContent), null, { timeout: 10000 });
+  assert.match(await page.getByTestId('w9-status').textContent(), /stories260K could not be opened: .*attention_trained.*HTTP 404/);
+  assert.equal(await page.getByTestId('w9-load').isEnabled(), true, 'the button is usable again');
+  assert.deepEqual(problems.pageErrors, []);
+});
