@@ -148,6 +148,18 @@ test('w5 payload calculator: TinyLlama-1.1B per-token bytes, and bad configs', a
   await page.getByTestId('w5-layers').fill('');
   assert.equal(await status.getAttribute('data-kind'), 'error');
   assert.match(await status.textContent(), /Layers must be a whole number/);
+  assert.match(await status.textContent(), /Still showing layers = 22, the last valid value\./);
+  await page.getByTestId('w5-layers').fill('22');
+  // A context past the limit, typed key by key: the result stays on the last valid
+  // number, and the status line names it (not the prefix the field passed through).
+  await page.getByTestId('w5-context').fill('');
+  await page.getByTestId('w5-context').pressSequentially('1000000000000');
+  assert.equal(await status.getAttribute('data-kind'), 'error');
+  const message = await status.textContent();
+  assert.match(message, /Context length must be a whole number from 1 to [\d,]+, not "1000000000000"\./);
+  const still = /Still showing context length = ([\d,]+), the last valid value\./.exec(message);
+  assert.ok(still, message);
+  assert.match(await text(page, 'w5-total-bytes'), new RegExp(`× ${still[1]} tokens ×`), 'the result is the one the message names');
   assertNoProblems(problems, 'notebook.html (w5 payload)');
 });
 

@@ -10,6 +10,7 @@
 // w5-bytes-bf16, w5-bytes-fp8, w5-total, w5-total-bytes, w5-payload-status.
 import { CachePayload, Core, CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
+import { markInvalid, readWhole, stillShowing } from '../lib/fields';
 import type { UrlState } from '../lib/url-state';
 import { count } from '../lib/words';
 
@@ -106,27 +107,23 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
     headDim.value = String(presetConfig.head_dim);
   }
 
-  function whole(input: HTMLInputElement, name: string): number | string {
-    const text = input.value.trim(), value = Number(text);
-    const min = Number(input.min), max = Number(input.max);
-    if (text === '' || !Number.isInteger(value) || value < min || value > max)
-      return `${name} must be a whole number from ${fmt(min)} to ${fmt(max)}${text === '' ? '' : `, not "${text}"`}.`;
-    return value;
-  }
+  // Each field's value in the result on show, for the status line while the field is invalid.
+  const shown = new Map<HTMLInputElement, number>();
 
   function update(save: boolean): void {
     for (const [node] of ids) node.removeAttribute('aria-invalid');
     const fields: [HTMLInputElement, string][] = [[layers, 'Layers'], [kvHeads, 'KV heads'], [headDim, 'Head dim'], [context, 'Context length'], [batch, 'Batch']];
     const values: number[] = [];
     for (const [input, name] of fields) {
-      const value = whole(input, name);
-      if (typeof value === 'string') {
-        input.setAttribute('aria-invalid', 'true');
-        setStatus(status, value, 'error');
+      const read = readWhole(input, name, Number(input.min), Number(input.max));
+      if ('error' in read) {
+        markInvalid([input]);
+        const last = shown.get(input);
+        setStatus(status, read.error + stillShowing(last === undefined ? null : [[name.toLowerCase(), last]]), 'error');
         result.classList.add('stale');
         return;
       }
-      values.push(value);
+      values.push(read.value);
     }
     const [L, Hkv, dh, T, B] = values;
     // A preset goes to the core as it is; your own numbers ride on a config the
@@ -146,6 +143,7 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
       return;
     }
     result.classList.remove('stale');
+    fields.forEach(([input], i) => shown.set(input, values[i]));
     setStatus(status, presetSelect.value === 'custom' ? 'Your own numbers.' : `The ${config.name} config, as the core knows it.`);
     formula.textContent =
       `2 (keys and values) × ${count(L, 'layer')} × ${count(Hkv, 'KV head')} × ${count(dh, 'channel')} = ` +
