@@ -133,6 +133,12 @@ test('W10 trains pasted text in a worker: start, pause, continue, reset; refused
   assert.ok(await page.locator('[data-testid="w10-heatmap-b"][data-probabilities]').count(), 'the second heatmap is not drawn');
   assert.equal(await page.getByTestId('w10-scores').locator('tbody tr').count(), 8, 'one score row per head (2 layers, 4 heads)');
 
+  // The Shakespeare figures (W11 to W14) above W10 compute their numbers on the page's
+  // thread, a background task each, when they come near the viewport; that is not W10's
+  // work, so those that started finish before the measurement.
+  await page.waitForFunction(() => ['w11', 'w12', 'w13', 'w14']
+    .every((name) => !/Loading/.test(document.querySelector(`[data-testid="${name}-status"]`)?.textContent ?? '')), null, { timeout: 20000 });
+
   // The page's thread stays free while the worker trains: over 3 s, a click is handled
   // within 100 ms, no frame's drawing (the widget's data-draw-ms-max) takes 50 ms, and the
   // long tasks (over 50 ms, as the browser marks them) add up to less than 300 ms (training

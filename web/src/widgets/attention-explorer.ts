@@ -10,7 +10,7 @@ import type { Checkpoint } from '../lib/checkpoint-core';
 import type { ModelConfig } from '../lib/core';
 import { el, labelled, setStatus } from '../lib/dom';
 import { parseTokenIds } from '../lib/token-ids';
-import { count } from '../lib/words';
+import { count, groupDigits } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import { AttentionRun, AttentionView, Selection } from './attention-view';
 
@@ -215,9 +215,9 @@ export function mountAttentionExplorer(root: HTMLElement, context: WidgetContext
 function trainedNote(checkpoint: Checkpoint, text: string): string {
   const r = checkpoint.record;
   return (
-    `Weights trained by attn train on ${r.corpus.file} (${r.settings.steps.toLocaleString('en')} steps, width ` +
+    `Weights trained by attn train on ${r.corpus.file} (${groupDigits(r.settings.steps)} steps, width ` +
     `${r.config.hidden_size}; held-out loss ${r.result.heldout_loss.toFixed(2)} nats per character). ` +
-    `${count([...text].length, 'character')} after BOS; at most ${(checkpoint.info.context - 1).toLocaleString('en')}.`
+    `${count([...text].length, 'character')} after BOS; at most ${groupDigits(checkpoint.info.context - 1)}.`
   );
 }
 

@@ -11,7 +11,7 @@ import type { ModelConfig } from '../lib/core';
 import { el, formatFileSize, labelled, numberInput, setStatus, uid } from '../lib/dom';
 import { download } from '../lib/export';
 import { parseTokenIds } from '../lib/token-ids';
-import { count } from '../lib/words';
+import { count, groupDigits } from '../lib/words';
 import type { WidgetContext } from '../lib/widget';
 import type { DiffPanel, LearnerFile } from './diff-panel';
 
@@ -153,7 +153,7 @@ export function diffDoor(context: WidgetContext): DiffDoor {
     try {
       const bytes = context.core.exportCheckpoint({ seed });
       download(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), 'model.safetensors');
-      setStatus(status, `Saved model.safetensors: the tiny model with seed ${seed}, float32, ${bytes.length.toLocaleString('en')} bytes.`);
+      setStatus(status, `Saved model.safetensors: the tiny model with seed ${seed}, float32, ${groupDigits(bytes.length)} bytes.`);
     } catch (error) {
       refuse('save model.safetensors', error);
     }

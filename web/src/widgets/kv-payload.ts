@@ -12,7 +12,7 @@ import { CachePayload, Core, CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
 import { markInvalid, readWhole, stillShowing } from '../lib/fields';
 import type { UrlState } from '../lib/url-state';
-import { count } from '../lib/words';
+import { count, groupDigits } from '../lib/words';
 
 const presets: [string, string][] = [
   ['tiny', 'tiny (the stepper’s model)'],
@@ -25,7 +25,7 @@ const dtypes: { value: string; label: string; bytes: number; field: keyof CacheP
   { value: 'fp8', label: 'fp8', bytes: 1, field: 'bytes_per_token_fp8' },
 ];
 
-const fmt = (n: number | bigint) => n.toLocaleString('en-US');
+const fmt = groupDigits;
 
 /** 1,476,395,008 -> "1.38 GiB": binary units, three significant digits. */
 export function formatBytes(bytes: bigint): string {

@@ -3,12 +3,12 @@
 // with a log of every step so far.
 import type { StepReport } from '../lib/core';
 import { el } from '../lib/dom';
-import { count } from '../lib/words';
+import { count, groupDigits } from '../lib/words';
 
 // Cached and full logits are the same float32 sums in the same order; see the text below.
 export const tolerance = 1e-5;
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = groupDigits;
 
 export function argmax(row: number[]): number {
   let best = 0;

@@ -1,6 +1,7 @@
 // Small pieces shared by the chapter widgets W2 (soft lookup), W4 (RoPE) and
 // W6 (cost): the "updated in … ms" readout and number formats for FLOP and
 // byte counts.
+import { groupDigits } from '../lib/words';
 
 /**
  * Records how long an update took: data-updated-ms on the widget's host
@@ -16,7 +17,7 @@ export function markUpdated(body: HTMLElement, readout: HTMLElement, ms: number,
 export function grouped(value: number): string {
   if (!Number.isFinite(value)) return String(value);
   if (Math.abs(value) >= 2 ** 53) return scientific(value, 3);
-  return value.toLocaleString('en-US', { maximumFractionDigits: 0 });
+  return groupDigits(value);
 }
 
 /** 549755813888 -> "5.5e11". */

@@ -3,6 +3,7 @@
 // Br x Bc tile, with a PNG download and a text version.
 import type { MaskSpec, TileResult } from '../lib/core';
 import { el } from '../lib/dom';
+import { groupDigits } from '../lib/words';
 import { downloadCanvasPng } from '../lib/export';
 import { stateNames, swatch } from './mask-kinds';
 import { GridGeometry, StateGrid, StateStyle } from './state-grid';
@@ -34,7 +35,7 @@ const stateMeaning = [
   'some of its scores are masked, so the kernel computes the block and then applies the mask element by element',
   'every score in it is visible, so the kernel computes the block with no mask at all',
 ];
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = groupDigits;
 
 export class MaskFigure {
   readonly root: HTMLElement;

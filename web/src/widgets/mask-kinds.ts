@@ -2,7 +2,7 @@
 // it, the tile states the core reports, and the document-lengths box's parser.
 import type { MaskSpec } from '../lib/core';
 import { el } from '../lib/dom';
-import { count } from '../lib/words';
+import { count, groupDigits } from '../lib/words';
 
 export type Param = 'window' | 'sinks' | 'prefix' | 'chunk' | 'docs';
 
@@ -21,7 +21,7 @@ export const startValues: Record<'T' | 'S' | Param, string> = { T: '128', S: '12
 /** "positions 5 to 9", or "position 9" for one. */
 const positionsText = (from: number, to: number) => (from === to ? `position ${fmt(from)}` : `positions ${fmt(from)} to ${fmt(to)}`);
 
-export const fmt = (n: number) => n.toLocaleString('en-US');
+export const fmt = groupDigits;
 
 export const kinds: Record<string, Kind> = {
   full: {

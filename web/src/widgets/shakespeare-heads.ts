@@ -14,7 +14,7 @@ import { el, formatNumber, labelled, select, setStatus } from '../lib/dom';
 import { Heatmap, HeatmapData } from '../lib/heatmap';
 import type { PatternScores } from '../lib/trained-core';
 import type { WidgetContext } from '../lib/widget';
-import { count } from '../lib/words';
+import { count, groupDigits } from '../lib/words';
 
 const defaultText = 'ROMEO:\nBut soft, what light through yonder window breaks?';
 
@@ -251,7 +251,7 @@ export function mountLossAndText(root: HTMLElement, _context: WidgetContext): vo
     const chart = new LossChart('w14-curve');
     chart.setData({ losses: [], heldout: r.curve.map((c) => [c.step, c.heldout_loss] as [number, number]), baseline: Math.log(checkpoint.info.vocab_size) });
     const summary = el('p', { 'data-testid': 'w14-summary' },
-      `attn train ran ${r.result.steps.toLocaleString('en')} steps of ${r.settings.batch} windows of ${r.settings.context} characters ` +
+      `attn train ran ${groupDigits(r.result.steps)} steps of ${r.settings.batch} windows of ${r.settings.context} characters ` +
       `(${r.settings.repeat_fraction * 100}% of them a random string repeated) in ${count(Math.round(r.result.training_seconds / 60), 'minute')} on ` +
       `${count(r.threads, 'CPU thread')}. On the held-out last tenth of the plays it ends at ` +
       `${formatNumber(r.result.heldout_loss, 3)} nats per character; guessing evenly among the ${checkpoint.info.vocab_size - 1} characters ` +
