@@ -10,6 +10,7 @@ import type {
   BuildInfo, CachePayload, Cost, CostOptions, ForwardOptions, ForwardResult, Lookup,
   LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult, Trace, TraceOptions, VerifyResult,
 } from './core-types';
+import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
 export type * from './core-types';
@@ -90,10 +91,5 @@ function bind(raw: RawCore): Core {
   };
 }
 
-let loading: Promise<Core> | null = null;
-
 /** Loads the wasm module the first time it is asked for; later calls share it. */
-export function loadCore(): Promise<Core> {
-  loading ??= createAnatomyCore({ locateFile: () => wasmUrl }).then((raw) => bind(raw as RawCore));
-  return loading;
-}
+export const loadCore = moduleLoader(createAnatomyCore, wasmUrl, (raw) => bind(raw as RawCore));

@@ -4,6 +4,7 @@
 // what the chapter loads first.
 import createAnatomyDiff from '@wasm/attention_diff.js';
 import wasmUrl from '@wasm/attention_diff.wasm?url';
+import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
 /** One tensor of the learner's file against the core's float64 forward. */
@@ -60,17 +61,11 @@ type RawModule = {
 
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new DiffError(message));
 
-let loading: Promise<DiffModule> | null = null;
-
 /** Loads the module once (fetch and compile, streamed); later calls share it. */
-export function loadDiff(): Promise<DiffModule> {
-  loading ??= createAnatomyDiff({ locateFile: () => wasmUrl }).then((module) => {
-    const raw = module as RawModule;
-    return {
-      diff: (tokens, seed, file) => unwrap(raw.diff(JSON.stringify({ tokens, seed }), file)),
-      checkpointConfig: (seed) => unwrap(raw.checkpointConfig(JSON.stringify({ seed }))),
-    };
-  });
-  loading.catch(() => (loading = null)); // a failed fetch may be retried
-  return loading;
-}
+export const loadDiff = moduleLoader(createAnatomyDiff, wasmUrl, (module): DiffModule => {
+  const raw = module as RawModule;
+  return {
+    diff: (tokens, seed, file) => unwrap(raw.diff(JSON.stringify({ tokens, seed }), file)),
+    checkpointConfig: (seed) => unwrap(raw.checkpointConfig(JSON.stringify({ seed }))),
+  };
+});

@@ -6,6 +6,7 @@ import wasmUrl from '@wasm/attention_judge.wasm?url';
 import type { JudgeReport } from '../exercises/report';
 import { CoreError } from './core';
 import type { CatalogueEntry, JudgeCases } from './core-types';
+import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
 export interface Judge {
@@ -23,18 +24,12 @@ type RawJudge = {
 
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
 
-let loading: Promise<Judge> | null = null;
-
 /** Loads the judge's module (fetch and compile, streamed) the first time; later calls share it. */
-export function loadJudge(): Promise<Judge> {
-  loading ??= createAnatomyJudge({ locateFile: () => wasmUrl }).then((module) => {
-    const raw = module as RawJudge;
-    return {
-      judgeCatalogue: () => unwrap(raw.judgeCatalogue()),
-      judgeCases: (exercise) => unwrap(raw.judgeCases(exercise)),
-      judgeOutputs: (exercise, outputs) => unwrap(raw.judgeOutputs(exercise, JSON.stringify(outputs))),
-    };
-  });
-  loading.catch(() => (loading = null)); // a failed fetch may be retried
-  return loading;
-}
+export const loadJudge = moduleLoader(createAnatomyJudge, wasmUrl, (module): Judge => {
+  const raw = module as RawJudge;
+  return {
+    judgeCatalogue: () => unwrap(raw.judgeCatalogue()),
+    judgeCases: (exercise) => unwrap(raw.judgeCases(exercise)),
+    judgeOutputs: (exercise, outputs) => unwrap(raw.judgeOutputs(exercise, JSON.stringify(outputs))),
+  };
+});

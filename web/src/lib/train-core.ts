@@ -5,6 +5,7 @@
 import createAnatomyTrain from '@wasm/attention_train.js';
 import wasmUrl from '@wasm/attention_train.wasm?url';
 import type { HeadPatterns } from './trained-core';
+import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
 export type { HeadPatterns, PatternScores } from './trained-core';
@@ -88,14 +89,8 @@ type RawModule = { TrainingSession: new () => RawSession };
 
 const unwrap = <T>(out: string): T => unwrapResult<T>(out, (message) => new TrainError(message));
 
-let loading: Promise<RawModule> | null = null;
-
 /** Loads the module once (fetch and compile, streamed); later calls share it. */
-export function loadTrainModule(): Promise<RawModule> {
-  loading ??= createAnatomyTrain({ locateFile: () => wasmUrl }).then((raw) => raw as RawModule);
-  loading.catch(() => (loading = null)); // a failed fetch may be retried
-  return loading;
-}
+export const loadTrainModule = moduleLoader(createAnatomyTrain, wasmUrl, (raw) => raw as RawModule);
 
 /** A run from fresh weights on `text`; throws TrainError naming what is wrong with the text or the options. */
 export async function startTraining(text: string, options: TrainingOptions): Promise<TrainingSession> {

@@ -7,7 +7,7 @@ import wasmUrl from '@wasm/attention_trained.wasm?url';
 import { CoreError } from './core';
 import type { ModelConfig, Trace } from './core-types';
 import { unwrapResult } from './wasm-result';
-import { instantiateWith } from './wasm-compile';
+import { moduleLoader } from './wasm-compile';
 
 export interface TrainedInfo {
   config: ModelConfig;
@@ -86,19 +86,11 @@ type RawModule = { TrainedSession: new () => RawSession };
 
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
 
-let loading: Promise<RawModule> | null = null;
-
 /**
  * Loads the module once; later calls share it. Its wasm is compiled by compileWasm, which
  * the widget's door may have started already, while this code was still downloading.
  */
-export function loadModule(): Promise<RawModule> {
-  loading ??= new Promise<RawModule>((resolve, reject) => {
-    createAnatomyTrained({ instantiateWasm: instantiateWith(wasmUrl, reject) }).then((raw) => resolve(raw as RawModule), reject);
-  });
-  loading.catch(() => (loading = null)); // a failed fetch may be retried
-  return loading;
-}
+export const loadModule = moduleLoader(createAnatomyTrained, wasmUrl, (raw) => raw as RawModule);
 
 /** A session over a llama2.c checkpoint and its tokenizer.bin; throws CoreError naming what is wrong with either. */
 export async function openTrained(model: Uint8Array, tokenizer: Uint8Array): Promise<TrainedSession> {

@@ -1,8 +1,9 @@
-// A wasm module's bytes fetched and compiled ahead of its JavaScript glue: a widget
-// calls compileWasm(url) when the reader is about to use it (a pointer over its
-// button), and the Emscripten factory, once its own code has arrived, instantiates
-// the module already compiled (instantiateWith). Compiling no longer waits for the
-// widget's code chunk: the two download side by side.
+// How the page loads its Emscripten modules, once each (moduleLoader), with the wasm
+// fetched and compiled apart from the JavaScript glue: a widget may call
+// compileWasm(url) when the reader is about to use it (a pointer over its button),
+// and the factory, once its own code has arrived, instantiates the module already
+// compiled (instantiateWith). Compiling then does not wait for the widget's code
+// chunk: the two download side by side.
 
 const compiled = new Map<string, Promise<WebAssembly.Module>>();
 
@@ -34,5 +35,23 @@ export function instantiateWith(url: string, fail: (error: unknown) => void) {
       .then(async (module) => receive(await WebAssembly.instantiate(module, imports), module))
       .catch(fail);
     return {}; // the exports arrive through receive
+  };
+}
+
+type Factory = (options: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * A loader for one Emscripten module: the first call instantiates it (its wasm through
+ * compileWasm), later calls share it, and after a failure the next call tries again.
+ * `bind` turns the raw module into what the page calls.
+ */
+export function moduleLoader<T>(create: Factory, url: string, bind: (raw: unknown) => T): () => Promise<T> {
+  let loading: Promise<T> | null = null;
+  return () => {
+    loading ??= new Promise<unknown>((resolve, reject) => {
+      create({ instantiateWasm: instantiateWith(url, reject) }).then(resolve, reject);
+    }).then(bind);
+    loading.catch(() => (loading = null)); // a failed fetch may be retried
+    return loading;
   };
 }
