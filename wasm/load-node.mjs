@@ -57,3 +57,7 @@ export function loadTrain(dir = wasmDir) {
 export function loadDiff(dir = wasmDir) {
   return loadModule('attention_diff', dir);
 }
+
+export function loadFirstLayer(dir = wasmDir) {
+  return loadModule('attention_first_layer', dir);
+}

@@ -3,6 +3,8 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmanipulation.hpp>
 
+#include "llama_tensors.hpp"
+
 namespace anatomy {
 namespace {
 
@@ -29,6 +31,25 @@ Model<float> model_from_views(const LlamaViews& v) {
     model.weights.final_norm = vector(v.final_norm);
     if (!v.config.tie_embeddings) model.weights.lm_head = projection_in_out(v.lm_head);
     return model;
+}
+
+FirstLayerAttentionWeights first_layer_from_views(const ModelConfig& config, const TensorViews& tensors,
+                                                  const std::string& source) {
+    require_valid(config);
+    const auto find = [&](LlamaWeight weight) -> const TensorView& {
+        const std::string name = hf_tensor_name(weight, 0);
+        const std::vector<std::size_t> shape = stored_shape(config, weight);
+        for (const TensorView& t : tensors) {
+            if (t.name != name) continue;
+            if (t.shape != shape)
+                throw InputError(source + ": tensor '" + name + "' has shape " + shape_text(t.shape) + ", config implies " +
+                                 shape_text(shape));
+            return t;
+        }
+        throw InputError(source + ": missing tensor '" + name + "'");
+    };
+    return {matrix(find(LlamaWeight::embedding)), vector(find(LlamaWeight::attn_norm)),
+            projection_in_out(find(LlamaWeight::wq)), projection_in_out(find(LlamaWeight::wk))};
 }
 
 }  // namespace anatomy

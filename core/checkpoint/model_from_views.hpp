@@ -5,11 +5,22 @@
 // rope_pairing already says which pairs q and k rotate, so nothing is permuted.
 #pragma once
 
+#include <string>
+
+#include "../model/first_layer_attention.hpp"
 #include "../model/weights.hpp"
 #include "llama_views.hpp"
 
 namespace anatomy {
 
 Model<float> model_from_views(const LlamaViews& views);
+
+// The same widening for the four tensors first_layer_probabilities reads (embedding,
+// layer 0's attn_norm, wq, wk), found by name among `tensors`: a whole checkpoint's
+// or the page's first-layer slice of one (tools/first-layer-slice.mjs). Others are
+// ignored. Throws InputError, prefixed with `source`, for a missing tensor or one of
+// another shape than `config` implies, in llama_views' words.
+FirstLayerAttentionWeights first_layer_from_views(const ModelConfig& config, const TensorViews& tensors,
+                                                  const std::string& source);
 
 }  // namespace anatomy

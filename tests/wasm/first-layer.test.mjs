@@ -1,0 +1,101 @@
+// The first screen's model (wasm/bindings_first_layer.cpp, attention_first_layer) on the
+// first-layer slice the build cuts from the shipped Shakespeare checkpoint
+// (web/tools/first-layer-slice.mjs), with the page's own header reader and character
+// ids (web/src/lib/safetensors.mjs, character-ids.mjs): layer 0's probabilities and the
+// ids must equal, to the bit, the whole checkpoint's forward in attention_train (the
+// module the Shakespeare sections use), and bad slices and text must be refused by name.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { loadFirstLayer, loadTrain } from './load_core.mjs';
+import { characterVocabulary, CharacterError } from '../../web/src/lib/character-ids.mjs';
+import { readSafetensors, SafetensorsError, writeSafetensors } from '../../web/src/lib/safetensors.mjs';
+import { firstLayerSlice, firstLayerTensors } from '../../web/tools/first-layer-slice.mjs';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const shipped = path.join(repo, 'web', 'public', 'models', 'shakespeare');
+const read = (file) => fs.readFileSync(path.join(shipped, file));
+const config = JSON.parse(read('config.json'));
+const tokenizer = JSON.parse(read('tokenizer.json'));
+const model = new Uint8Array(read('model.safetensors'));
+
+const texts = [
+  'Before we proceed any further, hear me speak.',
+  'First Citizen:\nYou are all resolved rather to die?',
+  "ROMEO: O, she doth teach the torches to burn bright! 3$&';-",  // every kind of character
+  'a',
+  '',
+  'x'.repeat(config.max_position_embeddings - 1),                    // the longest text
+];
+
+async function whole() {
+  const module = await loadTrain();
+  const session = new module.CheckpointSession();
+  const info = JSON.parse(session.load(JSON.stringify(config), model, JSON.stringify(tokenizer)));
+  assert.equal(info.error, undefined);
+  return (text) => JSON.parse(session.forward(text, JSON.stringify({ capture: ['probabilities'] })));
+}
+
+test('layer 0 from the slice is the whole checkpoint\'s layer 0, bit for bit, with the same ids', async () => {
+  const slice = readSafetensors(firstLayerSlice(model)).tensors;
+  assert.deepEqual(slice.map((t) => t.name), firstLayerTensors);
+  assert.ok(model.byteLength / firstLayerSlice(model).byteLength > 9, 'the slice is about a tenth of the model');
+  const module = await loadFirstLayer();
+  const forward = await whole();
+  const vocabulary = characterVocabulary(tokenizer, config.max_position_embeddings - 1);
+  for (const text of texts) {
+    const ids = vocabulary.ids(text);
+    const expected = forward(text);
+    assert.deepEqual(ids, expected.tokens[0], `ids of ${JSON.stringify(text)}`);
+    const probs = module.firstLayerProbabilities(config, slice, ids);
+    assert.ok(probs instanceof Float32Array, probs.error);
+    const layer0 = expected.layers[0].probabilities[0];  // [Hq][T][T]
+    const T = ids.length;
+    assert.equal(probs.length, config.num_attention_heads * T * T);
+    let differ = 0;
+    layer0.forEach((head, h) => head.forEach((row, t) => row.forEach((p, s) => {
+      if (probs[(h * T + t) * T + s] !== p) differ += 1;
+    })));
+    assert.equal(differ, 0, `${differ} probabilities differ on ${JSON.stringify(text)}`);
+  }
+});
+
+test('a changed weight changes the probabilities (the comparison can fail)', async () => {
+  const module = await loadFirstLayer();
+  const tensors = readSafetensors(firstLayerSlice(model)).tensors;
+  const ids = characterVocabulary(tokenizer, 63).ids(texts[0]);
+  const before = module.firstLayerProbabilities(config, tensors, ids);
+  const wk = tensors.find((t) => t.name.endsWith('k_proj.weight'));
+  const changed = new Uint8Array(wk.bytes);
+  new DataView(changed.buffer).setFloat32(0, new DataView(changed.buffer).getFloat32(0, true) + 0.25, true);
+  const after = module.firstLayerProbabilities(config, tensors.map((t) => (t === wk ? { ...t, bytes: changed } : t)), ids);
+  assert.ok(before.some((p, i) => p !== after[i]));
+});
+
+test('bad slices, configs and text are refused by name', async () => {
+  const module = await loadFirstLayer();
+  const tensors = readSafetensors(firstLayerSlice(model)).tensors;
+  const ids = [0, 20, 54];
+  const error = (out) => (out instanceof Float32Array ? '(no error)' : out.error);
+  assert.equal(error(module.firstLayerProbabilities(config, tensors.filter((t) => !t.name.endsWith('q_proj.weight')), ids)),
+    "first-layer.safetensors: missing tensor 'model.layers.0.self_attn.q_proj.weight'");
+  assert.match(error(module.firstLayerProbabilities({ ...config, hidden_size: 32 }, tensors, ids)),
+    /first-layer.safetensors: tensor 'model.embed_tokens.weight' has shape \[66, 64\], config implies \[66, 32\]/);
+  assert.match(error(module.firstLayerProbabilities({ ...config, head_dim: 1.5 }, tensors, ids)), /'head_dim' must be an integer/);
+  const cut = tensors.map((t, i) => (i === 0 ? { ...t, bytes: t.bytes.subarray(4) } : t));
+  assert.match(error(module.firstLayerProbabilities(config, cut, ids)), /has 16892 bytes, its shape needs 16896/);
+  assert.match(error(module.firstLayerProbabilities(config, tensors, [0, 66])), /66/);
+
+  const vocabulary = characterVocabulary(tokenizer, 63);
+  assert.throws(() => vocabulary.ids('café'), (e) => e instanceof CharacterError && /never saw "é"/.test(e.message));
+  assert.throws(() => vocabulary.ids('x'.repeat(64)), /at most 63 characters/);
+  assert.throws(() => characterVocabulary({ model: { vocab: { a: 1 } } }, 63), /no <s>/);
+
+  const file = firstLayerSlice(model);
+  assert.throws(() => readSafetensors(file.subarray(0, 100), 'slice'), (e) => e instanceof SafetensorsError && /slice: the header claims/.test(e.message));
+  assert.throws(() => readSafetensors(file.subarray(0, file.byteLength - 4), 'slice'), /data_offsets outside the data/);
+  assert.throws(() => firstLayerSlice(writeSafetensors(tensors.slice(1))), /missing tensor 'model.embed_tokens.weight'/);
+});

@@ -1,0 +1,3 @@
+// Types of first-layer-slice.mjs (plain JavaScript so that Node runs it without a build step).
+export declare const firstLayerTensors: string[];
+export declare function firstLayerSlice(model: Uint8Array, source?: string): Uint8Array;
