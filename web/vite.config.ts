@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import { defineConfig, Plugin } from 'vite';
 import katex from 'katex';
+import { readFileSync } from 'node:fs';
 import { anatomySource } from './tools/anatomy-source';
+import { firstLayerSlice } from './tools/first-layer-slice.mjs';
 
 // Maths is typeset once at build time: \( ... \) inline and \[ ... \] display in
 // the HTML become KaTeX's HTML + MathML, so the page ships KaTeX's CSS and fonts
@@ -29,22 +31,27 @@ function typesetMath(): Plugin {
   };
 }
 
-// In a build, ask the browser to fetch the wasm core (and the maths fonts) while it
-// is still parsing the page, instead of when the page's script or layout asks for them.
+// In a build, ask the browser to fetch what the page's first figure needs while it is
+// still parsing the page, instead of when the page's script asks for it: on a chapter,
+// the first screen's module and the first-layer slice with the model's config and
+// vocabulary (the chapters' core loads with the first widget that nears the viewport);
+// on the exercises page, the judge's module. Also the maths fonts.
+const firstScreenFiles = ['models/shakespeare/config.json', 'models/shakespeare/tokenizer.json', 'models/shakespeare/first-layer.safetensors'];
 const commonMathFonts = /KaTeX_(Main-Regular|Math-Italic|AMS-Regular|Size1-Regular)-[^/]*\.woff2$/;
-function preloadWasm(): Plugin {
+function preloadFirstFigure(): Plugin {
   return {
-    name: 'preload-wasm',
+    name: 'preload-first-figure',
     apply: 'build',
     transformIndexHtml: {
       order: 'post',
       handler: (html, context) => {
         const files = Object.keys(context.bundle ?? {});
-        // The page's own module: the judge's on the exercises page, the chapters' core on a
-        // chapter (the trained-model, training and diff modules load when their widget is used).
-        const module = context.filename.endsWith('exercises.html') ? 'attention_judge' : 'attention_core';
+        const exercises = context.filename.endsWith('exercises.html');
+        const module = exercises ? 'attention_judge' : 'attention_first_layer';
         const wasm = files.find((file) => new RegExp(`${module}[^/]*\\.wasm$`).test(file));
-        const links = wasm ? [`<link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>`] : [];
+        const fetched = [...(wasm ? [wasm] : []), ...(exercises ? [] : firstScreenFiles)];
+        const links = fetched.map((file) =>
+          `<link rel="preload" href="./${file}" as="fetch"${file.endsWith('.wasm') ? ' type="application/wasm"' : ''} crossorigin>`);
         // The KaTeX fonts every chapter's typeset maths uses: fetched with the page, so
         // the text is laid out once with them rather than again when they arrive
         // (which cost a full layout of the page just as the first widget appeared).
@@ -59,6 +66,26 @@ function preloadWasm(): Plugin {
   };
 }
 
+// The first screen's weights: the first-layer slice of the Shakespeare model
+// (tools/first-layer-slice.mjs), cut from public/models/shakespeare/model.safetensors
+// into the build (and served by the dev server), never into the repository.
+const slicePath = 'models/shakespeare/first-layer.safetensors';
+function firstLayerSliceFile(): Plugin {
+  const slice = () => firstLayerSlice(readFileSync(resolve(__dirname, 'public/models/shakespeare/model.safetensors')));
+  return {
+    name: 'first-layer-slice',
+    generateBundle() {
+      this.emitFile({ type: 'asset', fileName: slicePath, source: slice() });
+    },
+    configureServer(server) {
+      server.middlewares.use(`/${slicePath}`, (_request, response) => {
+        response.setHeader('Content-Type', 'application/octet-stream');
+        response.end(slice());
+      });
+    },
+  };
+}
+
 const pages = ['index', 'notebook', 'exercises'];
 const repo = resolve(__dirname, '..');
 // The wasm core as built by the wasm preset (or another build folder for experiments).
@@ -66,7 +93,7 @@ const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_
 
 export default defineConfig({
   base: './',
-  plugins: [typesetMath(), anatomySource(repo), preloadWasm()],
+  plugins: [typesetMath(), anatomySource(repo), preloadFirstFigure(), firstLayerSliceFile()],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {
     target: 'es2022',

@@ -322,6 +322,7 @@ test('each page fetches its own wasm module only: the judge here, the chapters\'
 
   const chapter = await openPage(site.browser, site.url('index.html'));
   t.after(chapter.close);
+  await chapter.page.locator('[data-widget="w4"]').scrollIntoViewIfNeeded();  // widgets build near the viewport
   await chapter.page.waitForSelector('[data-widget="w4"][data-ready="true"]', { timeout: 10_000 });
   const there = await wasmFetched(chapter.page);
   assert.ok(there.some((f) => f.startsWith('attention_core')), `index.html fetched ${there.join(', ') || 'no wasm'}`);

@@ -30,7 +30,8 @@
 //
 // Widgets ([data-widget] hosts, mounted by web/src/lib/widget.ts)
 //   waitForWidgets(page, timeoutMs = 10000)
-//                                  -> [{ name, ready, message }] once every host has data-ready
+//                                  -> [{ name, ready, message }] once every host has data-ready,
+//                                  scrolling each to the viewport in turn (widgets build there)
 //                                  ("true" or "error") or the time is up (ready null);
 //                                  message is the widget's status line, e.g. its error
 //   widgetSnapshot(page, name)     -> string: the host's innerHTML plus every canvas's pixels
@@ -265,10 +266,19 @@ export function assertNoProblems(problems, what = 'the page') {
 // ---- Widgets ----
 
 export async function waitForWidgets(page, timeoutMs = 10000) {
+  // A widget is built when it comes near the viewport (web/src/lib/widget.ts), so each
+  // one not yet ready is scrolled to in turn; then the page goes back to where it was.
   await page
-    .waitForFunction(() => [...document.querySelectorAll('[data-widget]')].every((host) => host.dataset.ready), null, {
-      timeout: timeoutMs,
-    })
+    .evaluate(async (timeoutMs) => {
+      const deadline = performance.now() + timeoutMs;
+      const start = scrollY;
+      for (const host of document.querySelectorAll('[data-widget]')) {
+        if (host.dataset.ready) continue;
+        host.scrollIntoView({ block: 'center' });
+        while (!host.dataset.ready && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      scrollTo(0, start);
+    }, timeoutMs)
     .catch(() => {}); // the caller reports which widgets never became ready
   return page.$$eval('[data-widget]', (hosts) =>
     hosts.map((host) => ({

@@ -27,3 +27,9 @@ declare module '@wasm/attention_judge.js' {
   const createAnatomyJudge: (options?: Record<string, unknown>) => Promise<unknown>;
   export default createAnatomyJudge;
 }
+
+// The chapters' first screen (wasm/bindings_first_layer.cpp): one layer-0 head of the Shakespeare model.
+declare module '@wasm/attention_first_layer.js' {
+  const createAnatomyFirstLayer: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyFirstLayer;
+}

@@ -1,6 +1,8 @@
-// How a page finds its widgets and hands each one the shared wasm core.
+// How a page finds its widgets and builds each one as it comes near the viewport:
+// its code, and the chapters' wasm core if it uses it, load only then, so what a
+// chapter fetches before its first screen is drawn is that screen's figure alone.
 // Markup: <figure class="widget" data-widget="w1" aria-labelledby="..."> ... </figure>
-import { loadCore, Core } from './core';
+import type { Core } from './core';
 import { el, setStatus } from './dom';
 import { UrlState } from './url-state';
 
@@ -12,60 +14,96 @@ export interface WidgetContext {
 
 /** Builds the widget inside `root`; throwing shows the message in place of the widget. */
 export type MountWidget = (root: HTMLElement, context: WidgetContext) => void | Promise<void>;
+/** The same for a widget that brings its own module instead of the chapters' core. */
+export type MountStandalone = (root: HTMLElement, context: { state: UrlState }) => void | Promise<void>;
 
-/** Mounts every [data-widget] element of the page whose name is in `widgets` (listed by priority). */
-export async function mountWidgets(widgets: Record<string, MountWidget>): Promise<void> {
-  // User-timing marks (web/bench/page-speed.mjs reports them): when the page's
-  // script started, when the core was ready, and when each widget was built.
+/** A widget's code, as a dynamic import: () => import('../widgets/rope').then((m) => m.mountRope). */
+export type WidgetEntry = { code: () => Promise<MountWidget> } | { standalone: () => Promise<MountStandalone> };
+
+/** How far outside the viewport a widget starts loading: one viewport height. */
+const nearMargin = '100% 0px';
+
+/** Mounts each [data-widget] element of the page whose name is in `widgets` (listed by priority) as it nears the viewport. */
+export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
+  // User-timing marks (web/bench/page-speed.mjs reports them): when the page's script
+  // started, when the core was ready, and when each widget was built.
   performance.mark('anatomy:script-start');
-  const coreLoading = loadCore();
-  coreLoading.catch(() => {}); // reported below, in the widgets
-  const hosts = [...document.querySelectorAll<HTMLElement>('[data-widget]')].filter((h) => h.dataset.widget! in widgets);
-  const bodies = hosts.map((host) => {
-    const body = host.querySelector<HTMLElement>('.widget-body') ?? host.appendChild(el('div', { class: 'widget-body' }));
-    const status = el('p', { class: 'status' });
-    setStatus(status, 'Loading the wasm core…');
-    body.replaceChildren(status);
-    return body;
-  });
-  let core: Core;
-  try {
-    core = await coreLoading;
-    performance.mark('anatomy:core-ready');
-  } catch (error) {
-    hosts.forEach((host, i) => {
-      const status = el('p', { class: 'status' });
-      setStatus(status, `The wasm core could not be loaded: ${String(error)}`, 'error');
-      bodies[i].replaceChildren(status);
-      host.dataset.ready = 'error';
-    });
-    return;
-  }
-  // One widget at a time: those on screen first, then the rest in the order the
-  // page lists them (its main widget first), yielding between them so each one
-  // paints as soon as it is built instead of every widget waiting for the slowest.
   const names = Object.keys(widgets);
-  const order = hosts.map((host, i) => ({
-    host,
-    body: bodies[i],
-    rank: (distanceFromViewport(host) === 0 ? 0 : 1000) + names.indexOf(host.dataset.widget!),
+  const hosts = [...document.querySelectorAll<HTMLElement>('[data-widget]')].filter((h) => h.dataset.widget! in widgets);
+  const bodies = new Map(hosts.map((host) => {
+    const body = host.querySelector<HTMLElement>('.widget-body') ?? host.appendChild(el('div', { class: 'widget-body' }));
+    body.replaceChildren(statusLine('This figure is built when you scroll to it.'));
+    return [host, body] as const;
   }));
-  order.sort((a, b) => a.rank - b.rank);
-  for (const { host, body } of order) {
-    const name = host.dataset.widget!;
-    body.replaceChildren();
-    try {
-      await widgets[name](body, { core, state: new UrlState(name) });
-      host.dataset.ready = 'true';
-      performance.mark(`anatomy:mounted:${name}`);
-    } catch (error) {
-      const status = el('p', { class: 'status' });
-      setStatus(status, `This widget failed to start: ${error instanceof Error ? error.message : String(error)}`, 'error');
-      body.replaceChildren(status);
-      host.dataset.ready = 'error';
+
+  // One widget at a time, in the order they came near (those on screen first, then
+  // the page's order), yielding a frame between them so each one paints as soon as
+  // it is built instead of every widget waiting for the slowest.
+  const queue: HTMLElement[] = [];
+  let running = false;
+  const run = async () => {
+    if (running) return;
+    running = true;
+    while (queue.length > 0) {
+      const host = queue.shift()!;
+      await mount(host, bodies.get(host)!, widgets[host.dataset.widget!]);
+      await afterNextPaint();
     }
-    await afterNextPaint();
+    running = false;
+  };
+  const observer = new IntersectionObserver((entries) => {
+    const near = entries.filter((e) => e.isIntersecting).map((e) => e.target as HTMLElement);
+    near.forEach((host) => observer.unobserve(host));
+    const rank = (host: HTMLElement) => (distanceFromViewport(host) === 0 ? 0 : 1000) + names.indexOf(host.dataset.widget!);
+    queue.push(...near.sort((a, b) => rank(a) - rank(b)));
+    void run();
+  }, { rootMargin: nearMargin });
+  hosts.forEach((host) => observer.observe(host));
+}
+
+let coreLoading: Promise<Core> | null = null;
+/** The chapters' wasm core, for the first widget that needs it (core.ts's loader retries after a failure). */
+async function chapterCore(): Promise<Core> {
+  coreLoading ??= import('./core').then(({ loadCore }) => loadCore());
+  coreLoading.catch(() => (coreLoading = null));
+  const core = await coreLoading;
+  if (!performance.getEntriesByName('anatomy:core-ready').length) performance.mark('anatomy:core-ready');
+  return core;
+}
+
+async function mount(host: HTMLElement, body: HTMLElement, entry: WidgetEntry): Promise<void> {
+  const name = host.dataset.widget!;
+  body.replaceChildren(statusLine('standalone' in entry ? 'Loading…' : 'Loading the wasm core…'));
+  const state = new UrlState(name);
+  try {
+    if ('standalone' in entry) {
+      const mountStandalone = await entry.standalone();
+      body.replaceChildren();
+      await mountStandalone(body, { state });
+    } else {
+      let code: MountWidget, core: Core;
+      try {
+        [code, core] = await Promise.all([entry.code(), chapterCore()]);
+      } catch (error) {
+        body.replaceChildren(statusLine(`The wasm core could not be loaded: ${String(error)}`, 'error'));
+        host.dataset.ready = 'error';
+        return;
+      }
+      body.replaceChildren();
+      await code(body, { core, state });
+    }
+    host.dataset.ready = 'true';
+    performance.mark(`anatomy:mounted:${name}`);
+  } catch (error) {
+    body.replaceChildren(statusLine(`This widget failed to start: ${error instanceof Error ? error.message : String(error)}`, 'error'));
+    host.dataset.ready = 'error';
   }
+}
+
+function statusLine(message: string, kind: 'info' | 'error' = 'info'): HTMLParagraphElement {
+  const status = el('p', { class: 'status' });
+  setStatus(status, message, kind);
+  return status;
 }
 
 /**

@@ -1,14 +1,14 @@
-// Chapter 2: Attention, the notebook chapter.
+// Chapter 2: Attention, the notebook chapter. The first screen's figure (w0) brings its
+// own small module; every other widget loads its code, and the chapters' wasm core, as
+// it nears the viewport (lib/widget.ts).
 import '../styles/main.css';
 import { mountWidgets } from '../lib/widget';
-import { mountSoftLookup } from '../widgets/soft-lookup';
-import { mountKvStepper } from '../widgets/kv-stepper';
-import { mountMaskGallery } from '../widgets/mask-gallery';
-import { mountCost } from '../widgets/cost';
+import { mountFirstScreen } from '../widgets/first-screen';
 
-void mountWidgets({
-  w2: mountSoftLookup,
-  w3: mountMaskGallery,
-  w5: mountKvStepper,
-  w6: mountCost,
+mountWidgets({
+  w0: { standalone: async () => mountFirstScreen },
+  w2: { code: () => import('../widgets/soft-lookup').then((m) => m.mountSoftLookup) },
+  w3: { code: () => import('../widgets/mask-gallery').then((m) => m.mountMaskGallery) },
+  w5: { code: () => import('../widgets/kv-stepper').then((m) => m.mountKvStepper) },
+  w6: { code: () => import('../widgets/cost').then((m) => m.mountCost) },
 });

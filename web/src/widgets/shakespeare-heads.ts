@@ -89,7 +89,7 @@ function scoreTable(p: PatternScores, testId: string): HTMLElement {
       }),
     ),
   );
-  return el('div', { class: 'scroll-x' }, el('table', { class: 'score-table', 'data-testid': testId }, el('thead', {}, header), el('tbody', {}, ...rows)));
+  return el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head\'s score' }, el('table', { class: 'score-table', 'data-testid': testId }, el('thead', {}, header), el('tbody', {}, ...rows)));
 }
 
 function pattern(patterns: { patterns: PatternScores[] }, name: PatternScores['name']): PatternScores {
@@ -164,7 +164,7 @@ export function mountInduction(root: HTMLElement, _context: WidgetContext): void
     picker.dataset.testid = 'w12-head';
     const again = el('button', { type: 'button', 'data-testid': 'w12-new' }, 'Another random string');
     const heatmap = new Heatmap({ title: 'Induction head', rowAxis: 'query (character)', colAxis: 'key (character)', maxCellPx: 14 });
-    const shown = el('p', { class: 'view-caption', 'data-testid': 'w12-string' });
+    const shown = el('p', { class: 'view-caption wrap-anywhere', 'data-testid': 'w12-string' });
     const finding = el('p', { class: 'finding', 'data-testid': 'w12-finding' });
     const table = el('div');
     const update = () => {
@@ -236,7 +236,7 @@ export function mountSinks(root: HTMLElement, _context: WidgetContext): void {
     };
     input.addEventListener('input', update);
     root.replaceChildren(el('div', { class: 'controls' }, labelled('Text', input)), status, finding,
-      el('p', { class: 'view-caption' }, 'First-token (sink) score of every head on this text:'), ours, el('div', { class: 'scroll-x' }, theirs));
+      el('p', { class: 'view-caption' }, 'First-token (sink) score of every head on this text:'), ours, el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'Qwen3-0.6B\'s first-token scores' }, theirs));
     update();
   });
 }

@@ -1,0 +1,120 @@
+// The chapters' first screen (W0, web/src/widgets/first-screen.ts) in headless Chromium:
+// it is on screen at 1280 and 360 px, drawn before any other widget's code or the
+// chapters' core is fetched, shows the head the training record names, says what the
+// numbers show (checked against the whole checkpoint's forward in the training module,
+// under Node), follows the pointer and the keyboard, and refuses text the model cannot
+// read with a message while the last good line stays drawn.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { assertNoProblems, distDir, openPage, repoRoot, startSite } from './harness.mjs';
+import { loadTrain } from '../../wasm/load-node.mjs';
+
+const shipped = path.join(repoRoot, 'web', 'public', 'models', 'shakespeare');
+const record = JSON.parse(fs.readFileSync(path.join(shipped, 'training.json'), 'utf8'));
+
+let site;
+before(async () => { site = await startSite(); });
+after(() => site?.close());
+
+/** The host's settings as the built page has them: {head, pattern, text}. */
+function hostOf(page) {
+  const html = fs.readFileSync(path.join(distDir(), page), "utf8");
+  const tag = html.match(/<figure[^>]*data-widget="w0"[^>]*>/)[0];
+  const attr = (name) => tag.match(new RegExp(`${name}="([^"]*)"`))[1];
+  return { head: Number(attr('data-head')), pattern: attr('data-pattern'), text: attr('data-text') };
+}
+
+/** The pattern's mean weight for `head` of layer 0 on `text`, from the whole checkpoint (attention_train). */
+async function wholeModelScore(text, head, pattern) {
+  const module = await loadTrain();
+  const session = new module.CheckpointSession();
+  const read = (file) => fs.readFileSync(path.join(shipped, file));
+  assert.equal(JSON.parse(session.load(read('config.json').toString(), read('model.safetensors'), read('tokenizer.json').toString())).error, undefined);
+  const rows = JSON.parse(session.forward(text, JSON.stringify({ capture: ['probabilities'] }))).layers[0].probabilities[0][head];
+  session.delete();
+  let sum = 0;
+  for (let t = 1; t < rows.length; t += 1) sum += rows[t][pattern === 'previous' ? t - 1 : t];
+  return sum / (rows.length - 1);
+}
+
+async function ready(page) {
+  await page.waitForSelector('[data-widget="w0"][data-ready]', { timeout: 10_000 });
+  assert.equal(await page.getAttribute('[data-widget="w0"]', 'data-ready'), 'true');
+}
+
+for (const [pageName, patternName] of [['index.html', 'previous_token'], ['notebook.html', 'self']]) {
+  test(`${pageName}: the first screen shows the record's strongest ${patternName} head and says what its numbers are`, async (t) => {
+    const host = hostOf(pageName);
+    const strongest = record.head_patterns.patterns.find((p) => p.name === patternName).strongest;
+    assert.deepEqual([0, host.head], [strongest.layer, strongest.head], `the record's strongest ${patternName} head`);
+
+    const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800 });
+    t.after(close);
+    await ready(page);
+    const summary = await page.getByTestId('w0-summary').textContent();
+    const expected = Math.round((await wholeModelScore(host.text, host.head, host.pattern)) * 100);
+    assert.match(summary, new RegExp(`head ${host.head} .* ${expected}% `), summary);
+    const chars = await page.locator('[data-testid="w0-drawing"] text').allTextContents();
+    assert.equal(chars.length, 1 + [...host.text].length);
+    assert.ok(await page.locator('[data-testid="w0-drawing"] path').count() >= [...host.text].length / 2, 'arcs are drawn');
+    assertNoProblems(problems, pageName);
+  });
+}
+
+for (const view of [{ width: 1280, height: 800 }, { width: 360, height: 740 }]) {
+  test(`at ${view.width} px the figure is on the first screen, drawn before any other widget's code or the core is fetched`, async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url('index.html'), view);
+    t.after(close);
+    await ready(page);
+    await page.waitForTimeout(500);  // anything the page would fetch eagerly has started by now
+    const box = await page.getByTestId('w0-drawing').boundingBox();
+    assert.ok(box && box.y < view.height, `the drawing starts at y = ${box?.y}, below the first screen`);
+    const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name.split('/').pop()));
+    const early = fetched.filter((f) => /^(attention_core|attention-explorer|rope|trained-model|core-)/.test(f));
+    assert.deepEqual(early, [], `fetched before any widget came near: ${fetched.join(', ')}`);
+    // Scrolling to the explorer brings its code and the core.
+    await page.locator('[data-widget="w1"]').scrollIntoViewIfNeeded();
+    await page.waitForSelector('[data-widget="w1"][data-ready="true"]', { timeout: 10_000 });
+    const later = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name.split('/').pop()));
+    assert.ok(later.some((f) => f.startsWith('attention_core')) && later.some((f) => f.startsWith('attention-explorer')), later.join(', '));
+    assertNoProblems(problems, `index.html at ${view.width} px`);
+  });
+}
+
+test('the figure follows the pointer and the keyboard, and refuses text it cannot read', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('index.html'));
+  t.after(close);
+  await ready(page);
+  const readout = page.getByTestId('w0-readout');
+  const input = page.getByTestId('w0-text');
+  assert.match(await readout.textContent(), /^Character 45, “\.”, reads “k” \d+%/);
+
+  await page.getByTestId('w0-drawing').focus();
+  await page.keyboard.press('ArrowLeft');
+  assert.match(await readout.textContent(), /^Character 44, “k”, reads “a” \d+%/);
+  await page.keyboard.press('Home');
+  assert.match(await readout.textContent(), /^Character 1, “B”, reads /);
+
+  // The pointer over the third character (a cell's centre, from the drawn text's position).
+  const third = await page.locator('[data-testid="w0-drawing"] text').nth(3).boundingBox();
+  await page.mouse.move(third.x + third.width / 2, third.y + third.height / 2);
+  assert.match(await readout.textContent(), /^Character 3, “f”, reads /);
+
+  await input.fill('To be, or not to be');
+  assert.match(await readout.textContent(), /^Character 19, “e”, reads “b” \d+%/);
+  const drawn = await page.getByTestId('w0-drawing').innerHTML();
+  await input.fill('To be, or not to bé');
+  assert.match(await page.getByTestId('w0-status').textContent(), /the model never saw "é".*Still showing “To be, or not to be”/);
+  assert.equal(await input.getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.getByTestId('w0-drawing').innerHTML(), drawn, 'the last good line stays drawn');
+  await input.fill('x'.repeat(64));
+  assert.match(await page.getByTestId('w0-status').textContent(), /at most 63 characters/);
+  await input.fill('');
+  assert.match(await page.getByTestId('w0-status').textContent(), /Type at least one character/);
+  await input.fill('Romeo');
+  assert.equal(await page.getByTestId('w0-status').textContent(), '');
+  assert.equal(await input.getAttribute('aria-invalid'), null);
+  assertNoProblems(problems, 'index.html');
+});
