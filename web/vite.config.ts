@@ -35,9 +35,10 @@ function typesetMath(): Plugin {
 // still parsing the page, instead of when the page's script asks for it: on a chapter,
 // the first screen's module and the first-layer slice with the model's config and
 // vocabulary (the chapters' core loads with the first widget that nears the viewport);
-// on the exercises page, the judge's module. Also the maths fonts.
+// on the exercises page, the judge's module. Not the maths fonts: the first screen has
+// no maths, and a font that arrived while the page was first laid out made the browser
+// lay out all of it again (100 ms on the reference machine) before the figure.
 const firstScreenFiles = ['models/shakespeare/config.json', 'models/shakespeare/tokenizer.json', 'models/shakespeare/first-layer.safetensors'];
-const commonMathFonts = /KaTeX_(Main-Regular|Math-Italic|AMS-Regular|Size1-Regular)-[^/]*\.woff2$/;
 function preloadFirstFigure(): Plugin {
   return {
     name: 'preload-first-figure',
@@ -52,14 +53,6 @@ function preloadFirstFigure(): Plugin {
         const fetched = [...(wasm ? [wasm] : []), ...(exercises ? [] : firstScreenFiles)];
         const links = fetched.map((file) =>
           `<link rel="preload" href="./${file}" as="fetch"${file.endsWith('.wasm') ? ' type="application/wasm"' : ''} crossorigin>`);
-        // The KaTeX fonts every chapter's typeset maths uses: fetched with the page, so
-        // the text is laid out once with them rather than again when they arrive
-        // (which cost a full layout of the page just as the first widget appeared).
-        if (html.includes('class="katex"')) {
-          for (const font of files.filter((file) => commonMathFonts.test(file))) {
-            links.push(`<link rel="preload" href="./${font}" as="font" type="font/woff2" crossorigin>`);
-          }
-        }
         return html.replace('</head>', links.map((link) => `  ${link}\n`).join('') + '</head>');
       },
     },

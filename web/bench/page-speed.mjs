@@ -101,18 +101,16 @@ function measureSize(dist) {
 
 // ---- First figure ----
 
-// Runs in the page before its scripts: notes when W0 is ready and drawn, and the
-// start of the frame after that (the frame that shows it).
+// Runs in the page before its scripts: notes when W0 has drawn (its user-timing mark
+// anatomy:first-screen, set right after the drawing is built), and the end of the frame
+// after that (the frame that shows it). A PerformanceObserver, not a MutationObserver
+// on the document: watching every node the parser adds slowed the load it measured.
 function watchFirstFigure() {
-  const check = () => {
-    const host = document.querySelector('[data-widget="w0"][data-ready]');
-    if (!host) return false;
-    if (host.dataset.ready !== 'true') {
-      window.__pageSpeed = { error: host.querySelector('.status')?.textContent?.trim() || `data-ready=${host.dataset.ready}` };
-      return true;
-    }
-    if (!host.querySelector('[data-testid="w0-drawing"] text')) return false; // ready but not drawn yet: keep watching
-    const readyAt = performance.now();
+  new PerformanceObserver((list, observer) => {
+    const mark = list.getEntriesByName('anatomy:first-screen')[0];
+    if (!mark) return;
+    observer.disconnect();
+    const readyAt = mark.startTime;
     // The end of the next frame's rendering (style, layout and paint): a task posted from
     // its animation-frame callback runs only after that. It is posted user-blocking so
     // that it runs before the page's own next task, which would otherwise be counted too.
@@ -121,12 +119,15 @@ function watchFirstFigure() {
         window.__pageSpeed = { readyAt, frameAt: performance.now() };
       }, { priority: 'user-blocking' });
     });
-    return true;
-  };
-  const observer = new MutationObserver(() => {
-    if (check()) observer.disconnect();
+  }).observe({ type: 'mark' });
+  // A widget that fails shows its message instead: report it rather than wait.
+  addEventListener('DOMContentLoaded', () => {
+    const host = document.querySelector('[data-widget="w0"]');
+    if (!host) return;
+    new MutationObserver(() => {
+      if (host.dataset.ready === 'error') window.__pageSpeed = { error: host.querySelector('.status')?.textContent?.trim() ?? 'data-ready=error' };
+    }).observe(host, { attributes: true, attributeFilter: ['data-ready'] });
   });
-  observer.observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-ready'] });
 }
 
 const wasmOrJs = /\.(m?js|wasm)$/;

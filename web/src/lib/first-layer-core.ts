@@ -70,6 +70,7 @@ export function openFirstLayer(): Promise<FirstLayer> {
     } catch (error) {
       throw new FirstLayerError(error instanceof Error ? error.message : String(error));
     }
+    performance.mark('anatomy:first-layer-ready');  // web/bench/page-speed.mjs reports it
     return {
       heads: config.num_attention_heads,
       maxCharacters,

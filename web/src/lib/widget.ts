@@ -73,6 +73,7 @@ async function chapterCore(): Promise<Core> {
 
 async function mount(host: HTMLElement, body: HTMLElement, entry: WidgetEntry): Promise<void> {
   const name = host.dataset.widget!;
+  performance.mark(`anatomy:near:${name}`);
   body.replaceChildren(statusLine('standalone' in entry ? 'Loading…' : 'Loading the wasm core…'));
   const state = new UrlState(name);
   try {

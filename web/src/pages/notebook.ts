@@ -2,8 +2,13 @@
 // own small module; every other widget loads its code, and the chapters' wasm core, as
 // it nears the viewport (lib/widget.ts).
 import '../styles/main.css';
+import { openFirstLayer } from '../lib/first-layer-core';
 import { mountWidgets } from '../lib/widget';
 import { mountFirstScreen } from '../widgets/first-screen';
+
+// The first screen's module and weights start loading now, while the browser lays the
+// page out; W0 is built once that layout shows it on screen. A failure is reported there.
+openFirstLayer().catch(() => {});
 
 mountWidgets({
   w0: { standalone: async () => mountFirstScreen },
