@@ -11,7 +11,9 @@
 //     config:  config.json's fields as an object (Hugging Face names: vocab_size,
 //              hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
 //              head_dim, intermediate_size, rope_theta, rms_norm_eps), read as
-//              config_from_hf_json reads them (half-split RoPE pairing)
+//              config_from_hf_json reads them: the same defaults (KV heads = query
+//              heads, head_dim = hidden_size / heads, theta 10000, eps 1e-6) and
+//              half-split RoPE pairing
 //     tensors: [{name, shape: [..], bytes: Uint8Array (float32, little-endian)}]
 //     ids:     [T] token ids, BOS first
 //   -> Float32Array [Hq * T * T], layer 0's probabilities, or {error: message}
@@ -52,8 +54,9 @@ ModelConfig config_from_fields(const val& config) {
     c.hidden_size = integer_field(config, "hidden_size");
     c.n_layers = integer_field(config, "num_hidden_layers");
     c.n_heads = integer_field(config, "num_attention_heads");
-    c.n_kv_heads = integer_field(config, "num_key_value_heads");
-    c.head_dim = integer_field(config, "head_dim");
+    const auto given = [&](const char* key) { return !config[key].isUndefined() && !config[key].isNull(); };
+    c.n_kv_heads = given("num_key_value_heads") ? integer_field(config, "num_key_value_heads") : c.n_heads;
+    c.head_dim = given("head_dim") ? integer_field(config, "head_dim") : (c.n_heads > 0 ? c.hidden_size / c.n_heads : 0);
     c.ffn_size = integer_field(config, "intermediate_size");
     c.rope_theta = number_field(config, "rope_theta", 10000.0);
     c.rms_norm_eps = number_field(config, "rms_norm_eps", 1e-6);

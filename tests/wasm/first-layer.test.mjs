@@ -85,6 +85,11 @@ test('bad slices, configs and text are refused by name', async () => {
   assert.match(error(module.firstLayerProbabilities({ ...config, hidden_size: 32 }, tensors, ids)),
     /first-layer.safetensors: tensor 'model.embed_tokens.weight' has shape \[66, 64\], config implies \[66, 32\]/);
   assert.match(error(module.firstLayerProbabilities({ ...config, head_dim: 1.5 }, tensors, ids)), /'head_dim' must be an integer/);
+  // config_from_hf_json's defaults: head_dim = hidden_size / heads (16 here, as given), KV heads = query heads.
+  const { head_dim: _, ...noHeadDim } = config;
+  assert.deepEqual(module.firstLayerProbabilities(noHeadDim, tensors, ids), module.firstLayerProbabilities(config, tensors, ids));
+  const { num_key_value_heads: __, ...noKvHeads } = config;
+  assert.match(error(module.firstLayerProbabilities(noKvHeads, tensors, ids)), /k_proj.weight' has shape \[32, 64\], config implies \[64, 64\]/);
   const cut = tensors.map((t, i) => (i === 0 ? { ...t, bytes: t.bytes.subarray(4) } : t));
   assert.match(error(module.firstLayerProbabilities(config, cut, ids)), /has 16892 bytes, its shape needs 16896/);
   assert.match(error(module.firstLayerProbabilities(config, tensors, [0, 66])), /66/);

@@ -7,7 +7,8 @@
 //                  each in a new browser context (empty cache)                  target < 500 ms
 //                  with the median time of each milestone on the way: response end, DOM
 //                  interactive, DOMContentLoaded, the first screen's wasm fetched, the
-//                  page's script started, W0 built (user-timing marks, lib/widget.ts)
+//                  page's script started, the first screen's module and weights ready,
+//                  W0 near the viewport and built (user-timing marks, lib/widget.ts)
 //   size           gzip level 9 (node:zlib) of .js and .wasm files, apart from CSS, fonts,
 //                  HTML and model files (listed on their own):
 //                  of chapter 1, what it had fetched when W0 was drawn (resource timing,
@@ -157,7 +158,8 @@ async function measureFirstFigure(site, size) {
             .filter((r) => r.responseEnd <= window.__pageSpeed.readyAt).map((r) => r.name),
           response_end_ms: nav?.responseEnd, dom_interactive_ms: nav?.domInteractive,
           dom_content_loaded_ms: nav?.domContentLoadedEventEnd, load_ms: nav?.loadEventEnd, wasm_loaded_ms: wasm?.responseEnd,
-          first_contentful_paint_ms: paint, script_start_ms: mark('anatomy:script-start'), w0_mounted_ms: mark('anatomy:mounted:w0'),
+          first_contentful_paint_ms: paint, script_start_ms: mark('anatomy:script-start'),
+          first_layer_ready_ms: mark('anatomy:first-layer-ready'), w0_near_ms: mark('anatomy:near:w0'), w0_mounted_ms: mark('anatomy:mounted:w0'),
         };
       });
       if (opened.problems.nonLocalRequests.length) {

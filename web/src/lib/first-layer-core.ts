@@ -12,11 +12,10 @@ import { readSafetensors, SafetensorsTensor } from './safetensors.mjs';
 import { moduleLoader } from './wasm-compile';
 
 /** Where the page ships the Shakespeare model; the build writes the slice beside it. */
-export const firstLayerFiles = {
+const firstLayerFiles = {
   config: './models/shakespeare/config.json',
   tokenizer: './models/shakespeare/tokenizer.json',
   slice: './models/shakespeare/first-layer.safetensors',
-  wasm: wasmUrl,
 };
 
 export class FirstLayerError extends Error {}
@@ -66,6 +65,8 @@ export function openFirstLayer(): Promise<FirstLayer> {
     let vocabulary: ReturnType<typeof characterVocabulary>;
     try {
       tensors = readSafetensors(new Uint8Array(slice), 'first-layer.safetensors').tensors;
+      const other = tensors.find((t) => t.dtype !== 'F32');
+      if (other) throw new FirstLayerError(`first-layer.safetensors: tensor '${other.name}' is ${other.dtype}; the first screen reads float32`);
       vocabulary = characterVocabulary(tokenizer, maxCharacters);
     } catch (error) {
       throw new FirstLayerError(error instanceof Error ? error.message : String(error));

@@ -2,10 +2,9 @@
 // trained (web/public/models/shakespeare/), drawn over the characters of a line the
 // reader can edit. Each character is joined by an arc to every earlier character it
 // gives at least 5% of its attention, and by a loop to itself (each as opaque as the
-// weight); the character
-// under the pointer or the keyboard's cursor shades the characters it reads. Only
-// layer 0 is computed, from its four tensors (lib/first-layer-core.ts): that is all
-// this head's probabilities depend on.
+// weight); the character under the pointer or the keyboard's cursor shades the
+// characters it reads. Only layer 0 is computed, from its four tensors
+// (lib/first-layer-core.ts): that is all this head's probabilities depend on.
 //
 // The host says which head and what to measure:
 //   <figure class="widget" data-widget="w0" data-head="3" data-pattern="previous" data-text="...">
