@@ -118,3 +118,15 @@ test('the figure follows the pointer and the keyboard, and refuses text it canno
   assert.equal(await input.getAttribute('aria-invalid'), null);
   assertNoProblems(problems, 'index.html');
 });
+
+test('when its weights cannot be fetched, the figure says so and the rest of the page still builds', async (t) => {
+  const { page, close } = await openPage(site.browser, site.url('index.html'));
+  t.after(close);
+  await page.route('**/first-layer.safetensors', (route) => route.abort());
+  await page.reload();
+  await page.waitForSelector('[data-widget="w0"][data-ready]', { timeout: 10_000 });
+  assert.equal(await page.getAttribute('[data-widget="w0"]', 'data-ready'), 'error');
+  assert.match(await page.locator('[data-widget="w0"] .status').textContent(), /This widget failed to start: .*first-layer\.safetensors/);
+  await page.locator('[data-widget="w4"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-widget="w4"][data-ready="true"]', { timeout: 10_000 });
+});

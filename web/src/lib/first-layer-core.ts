@@ -41,8 +41,14 @@ type RawModule = {
 
 const loadModule = moduleLoader(createAnatomyFirstLayer, wasmUrl, (raw) => raw as RawModule);
 
+/** The response, or a FirstLayerError naming the file (a network failure included). */
 async function fetchOk(url: string): Promise<Response> {
-  const response = await fetch(url);
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (error) {
+    throw new FirstLayerError(`could not fetch ${url} (${error instanceof Error ? error.message : String(error)})`);
+  }
   if (!response.ok) throw new FirstLayerError(`${url}: HTTP ${response.status}`);
   return response;
 }
