@@ -61,12 +61,13 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
   hosts.forEach((host) => observer.observe(host));
 }
 
-let coreLoading: Promise<Core> | null = null;
-/** The chapters' wasm core, for the first widget that needs it (core.ts's loader retries after a failure). */
+/**
+ * The chapters' wasm core, for the first widget that needs it: its code is imported on
+ * first use; core.ts's loader loads the module once and retries after a failure.
+ */
 async function chapterCore(): Promise<Core> {
-  coreLoading ??= import('./core').then(({ loadCore }) => loadCore());
-  coreLoading.catch(() => (coreLoading = null));
-  const core = await coreLoading;
+  const { loadCore } = await import('./core');
+  const core = await loadCore();
   if (!performance.getEntriesByName('anatomy:core-ready').length) performance.mark('anatomy:core-ready');
   return core;
 }
