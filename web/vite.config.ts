@@ -31,17 +31,38 @@ function typesetMath(): Plugin {
   };
 }
 
-// In a build, ask the browser to fetch what the page's first figure needs while it is
-// still parsing the page, instead of when the page's script asks for it: on a chapter,
-// the first screen's module and the first-layer slice with the model's config and
-// vocabulary (the chapters' core loads with the first widget that nears the viewport);
-// on the exercises page, the judge's module. Not the maths fonts: the first screen has
-// no maths, and a font that arrived while the page was first laid out made the browser
-// lay out all of it again (100 ms on the reference machine) before the figure.
+// In a build, start what the page's first figure needs while the browser is still
+// parsing the page, instead of when the page's script asks for it (which runs only once
+// the whole HTML is parsed and usually laid out once). On a chapter, a small inline
+// script at the top of the head starts compiling the first screen's module (streamed as
+// it downloads) and fetching the first-layer slice with the model's config and
+// vocabulary; lib/early-start.ts hands them to the page's code. On the exercises page,
+// a preload of the judge's module. Not the maths fonts: the first screen has no maths,
+// and a font that arrived while the page was first laid out made the browser lay out
+// all of it again (100 ms on the reference machine) before the figure.
 const firstScreenFiles = ['models/shakespeare/config.json', 'models/shakespeare/tokenizer.json', 'models/shakespeare/first-layer.safetensors'];
-function preloadFirstFigure(): Plugin {
+
+function earlyStartScript(wasm: string, files: string[]): string {
+  const list = (paths: string[]) => JSON.stringify(paths.map((path) => `./${path}`));
+  return [
+    '<script>',
+    '// The first figure\'s module compiling and its files downloading as the page parses (lib/early-start.ts takes them).',
+    '(() => {',
+    '  const absolute = (path) => new URL(path, document.baseURI).href;',
+    '  const handled = (promise) => (promise.catch(() => {}), promise); // a failure is reported where it is taken',
+    `  const compiled = 'compileStreaming' in WebAssembly ? ${list([wasm])} : [];`,
+    '  self.anatomyEarly = {',
+    '    compiled: Object.fromEntries(compiled.map((path) => [absolute(path), handled(WebAssembly.compileStreaming(fetch(path)))])),',
+    `    fetched: Object.fromEntries(${list(files)}.map((path) => [absolute(path), handled(fetch(path))])),`,
+    '  };',
+    '})();',
+    '</script>',
+  ].map((line) => `  ${line}\n`).join('');
+}
+
+function startFirstFigureEarly(): Plugin {
   return {
-    name: 'preload-first-figure',
+    name: 'start-first-figure-early',
     apply: 'build',
     transformIndexHtml: {
       order: 'post',
@@ -50,10 +71,11 @@ function preloadFirstFigure(): Plugin {
         const exercises = context.filename.endsWith('exercises.html');
         const module = exercises ? 'attention_judge' : 'attention_first_layer';
         const wasm = files.find((file) => new RegExp(`${module}[^/]*\\.wasm$`).test(file));
-        const fetched = [...(wasm ? [wasm] : []), ...(exercises ? [] : firstScreenFiles)];
-        const links = fetched.map((file) =>
-          `<link rel="preload" href="./${file}" as="fetch"${file.endsWith('.wasm') ? ' type="application/wasm"' : ''} crossorigin>`);
-        return html.replace('</head>', links.map((link) => `  ${link}\n`).join('') + '</head>');
+        if (!wasm) throw new Error(`start-first-figure-early: no ${module} wasm in the bundle of ${context.filename}`);
+        if (exercises)
+          return html.replace('</head>', `  <link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>\n</head>`);
+        // Before the module script and the stylesheet, so that it runs as soon as it is parsed.
+        return html.replace(/^ *<script type="module"/m, (tag) => earlyStartScript(wasm, firstScreenFiles) + tag);
       },
     },
   };
@@ -86,7 +108,7 @@ const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_
 
 export default defineConfig({
   base: './',
-  plugins: [typesetMath(), anatomySource(repo), preloadFirstFigure(), firstLayerSliceFile()],
+  plugins: [typesetMath(), anatomySource(repo), startFirstFigureEarly(), firstLayerSliceFile()],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {
     target: 'es2022',

@@ -8,6 +8,7 @@
 import createAnatomyFirstLayer from '@wasm/attention_first_layer.js';
 import wasmUrl from '@wasm/attention_first_layer.wasm?url';
 import { characterVocabulary, CharacterError } from './character-ids.mjs';
+import { takeEarlyFetch } from './early-start';
 import { readSafetensors, SafetensorsTensor } from './safetensors.mjs';
 import { moduleLoader } from './wasm-compile';
 
@@ -41,11 +42,11 @@ type RawModule = {
 
 const loadModule = moduleLoader(createAnatomyFirstLayer, wasmUrl, (raw) => raw as RawModule);
 
-/** The response, or a FirstLayerError naming the file (a network failure included). */
+/** The response (the one the page's head started, if it did), or a FirstLayerError naming the file. */
 async function fetchOk(url: string): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(url);
+    response = await (takeEarlyFetch(url) ?? fetch(url));
   } catch (error) {
     throw new FirstLayerError(`could not fetch ${url} (${error instanceof Error ? error.message : String(error)})`);
   }

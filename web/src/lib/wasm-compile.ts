@@ -3,19 +3,27 @@
 // compileWasm(url) when the reader is about to use it (a pointer over its button),
 // and the factory, once its own code has arrived, instantiates the module already
 // compiled (instantiateWith). Compiling then does not wait for the widget's code
-// chunk: the two download side by side.
+// chunk: the two download side by side. The first figure's module may have started
+// compiling before any module ran, from the page's head (early-start.ts).
+import { takeEarlyCompile } from './early-start';
 
 const compiled = new Map<string, Promise<WebAssembly.Module>>();
 
-/** Fetches and compiles the wasm at `url` (streamed where the server says application/wasm), once per url. */
+/** Fetches and compiles the wasm at `url` (streamed where the server says application/wasm). */
+function fetchAndCompile(url: string): Promise<WebAssembly.Module> {
+  return fetch(url).then(async (response) => {
+    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+    if (response.headers.get('content-type')?.startsWith('application/wasm')) return WebAssembly.compileStreaming(response);
+    return WebAssembly.compile(await response.arrayBuffer());
+  });
+}
+
+/** The compiled wasm at `url`, once per url: the head's early compile if it started one, else a compile of our own. */
 export function compileWasm(url: string): Promise<WebAssembly.Module> {
   let module = compiled.get(url);
   if (!module) {
-    module = fetch(url).then(async (response) => {
-      if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-      if (response.headers.get('content-type')?.startsWith('application/wasm')) return WebAssembly.compileStreaming(response);
-      return WebAssembly.compile(await response.arrayBuffer());
-    });
+    // The head's compile streams only from a server that says application/wasm; if it failed, compile here.
+    module = takeEarlyCompile(url)?.catch(() => fetchAndCompile(url)) ?? fetchAndCompile(url);
     module.catch(() => compiled.delete(url)); // a failed fetch may be retried
     compiled.set(url, module);
   }

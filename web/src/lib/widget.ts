@@ -17,8 +17,14 @@ export type MountWidget = (root: HTMLElement, context: WidgetContext) => void | 
 /** The same for a widget that brings its own module instead of the chapters' core. */
 export type MountStandalone = (root: HTMLElement, context: { state: UrlState }) => void | Promise<void>;
 
-/** A widget's code, as a dynamic import: () => import('../widgets/rope').then((m) => m.mountRope). */
-export type WidgetEntry = { code: () => Promise<MountWidget> } | { standalone: () => Promise<MountStandalone> };
+/**
+ * A widget's code, as a dynamic import: () => import('../widgets/rope').then((m) => m.mountRope).
+ * A standalone widget may be built at once (`first: true`, the figure of a chapter's
+ * first screen) instead of when it comes near, so that it is in the page's first frame.
+ */
+export type WidgetEntry =
+  | { code: () => Promise<MountWidget> }
+  | { standalone: () => Promise<MountStandalone>; first?: boolean };
 
 /** How far outside the viewport a widget starts loading: one viewport height. */
 const nearMargin = '100% 0px';
@@ -51,6 +57,10 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
     }
     running = false;
   };
+  // The first screen's figure is built at once; it waits for no layout to say it is near.
+  const first = hosts.filter((host) => { const entry = widgets[host.dataset.widget!]; return 'standalone' in entry && entry.first; });
+  for (const host of first) void mount(host, bodies.get(host)!, widgets[host.dataset.widget!]);
+
   const observer = new IntersectionObserver((entries) => {
     const near = entries.filter((e) => e.isIntersecting).map((e) => e.target as HTMLElement);
     near.forEach((host) => observer.unobserve(host));
@@ -58,7 +68,7 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
     queue.push(...near.sort((a, b) => rank(a) - rank(b)));
     void run();
   }, { rootMargin: nearMargin });
-  hosts.forEach((host) => observer.observe(host));
+  hosts.filter((host) => !first.includes(host)).forEach((host) => observer.observe(host));
 }
 
 /**

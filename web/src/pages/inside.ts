@@ -11,7 +11,7 @@ import { mountFirstScreen } from '../widgets/first-screen';
 openFirstLayer().catch(() => {});
 
 mountWidgets({
-  w0: { standalone: async () => mountFirstScreen },
+  w0: { standalone: async () => mountFirstScreen, first: true },
   w1: { code: () => import('../widgets/attention-explorer').then((m) => m.mountAttentionExplorer) },
   w4: { code: () => import('../widgets/rope').then((m) => m.mountRope) },
   w7: { code: () => import('../widgets/source-reader').then((m) => m.mountSourceReader) },

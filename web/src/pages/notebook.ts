@@ -11,7 +11,7 @@ import { mountFirstScreen } from '../widgets/first-screen';
 openFirstLayer().catch(() => {});
 
 mountWidgets({
-  w0: { standalone: async () => mountFirstScreen },
+  w0: { standalone: async () => mountFirstScreen, first: true },
   w2: { code: () => import('../widgets/soft-lookup').then((m) => m.mountSoftLookup) },
   w3: { code: () => import('../widgets/mask-gallery').then((m) => m.mountMaskGallery) },
   w5: { code: () => import('../widgets/kv-stepper').then((m) => m.mountKvStepper) },

@@ -180,6 +180,8 @@ export async function mountFirstScreen(root: HTMLElement, { state }: { state: Ur
     event.preventDefault();
     select(Number.isFinite(step) ? selected + step : step < 0 ? 1 : attention.T - 1);
   });
+  // Drawn in a ResizeObserver callback, inside the rendering of the frame that shows it
+  // (web/bench/page-speed.mjs times the end of that frame from the mark).
   observeWidth(svg, (w) => {
     width = w;
     draw();
