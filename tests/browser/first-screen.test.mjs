@@ -83,6 +83,28 @@ for (const view of [{ width: 1280, height: 800 }, { width: 360, height: 740 }]) 
   });
 }
 
+for (const pageName of ['index.html', 'notebook.html']) {
+  test(`${pageName}: the figure is built from what the head started while the page parsed, each file fetched once`, async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800 });
+    t.after(close);
+    await ready(page);
+    const { left, started, resources } = await page.evaluate(() => ({
+      left: [...Object.keys(self.anatomyEarly?.compiled ?? {}), ...Object.keys(self.anatomyEarly?.fetched ?? {})],
+      started: self.anatomyEarly !== undefined,
+      resources: performance.getEntriesByType('resource').map((r) => ({ file: r.name.split('/').pop(), start: r.startTime })),
+    }));
+    assert.ok(started, 'the head script did not run: no anatomyEarly');
+    assert.deepEqual(left, [], 'early starts the page never took (it fetched its own instead)');
+    const scriptStart = await page.evaluate(() => performance.getEntriesByName('anatomy:script-start')[0].startTime);
+    for (const pattern of [/^attention_first_layer-.*\.wasm$/, /^config\.json$/, /^tokenizer\.json$/, /^first-layer\.safetensors$/]) {
+      const hits = resources.filter((r) => pattern.test(r.file));
+      assert.equal(hits.length, 1, `${pattern}: fetched ${hits.length} times`);
+      assert.ok(hits[0].start < scriptStart, `${hits[0].file} was requested at ${hits[0].start} ms, after the page's script started (${scriptStart} ms)`);
+    }
+    assertNoProblems(problems, pageName);
+  });
+}
+
 test('the figure follows the pointer and the keyboard, and refuses text it cannot read', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('index.html'));
   t.after(close);
