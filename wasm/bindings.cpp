@@ -15,9 +15,9 @@
 //                                 every layer's intermediates and final_normed
 //   exportCheckpoint(options)  {seed: 1} -> Uint8Array: model.safetensors (float32), the bytes
 //                              `attn export-checkpoint` writes; on failure {error} (an object)
-//   config(name)               "tiny" | "tinyllama-1.1b" -> config JSON
-//   cachePayload(config)       config JSON -> KV-cache bytes per token
-//   buildInfo()                -> {project_version, compiler, platform: "wasm"}
+//
+// config, cachePayload and buildInfo are in bindings_config.cpp, shared with the
+// notebook's module.
 //
 // Every model here is the tiny preset with seeded weights, as in `attn verify`.
 #include <algorithm>
@@ -36,7 +36,6 @@
 #include "capture_json.hpp"
 #include "checkpoint/hf_llama.hpp"
 #include "json_args.hpp"
-#include "lessons/cache_payload.hpp"
 #include "model/forward.hpp"
 #include "model/token_batch.hpp"
 #include "verify/checks.hpp"
@@ -142,34 +141,6 @@ emscripten::val export_checkpoint(const std::string& options_json) {
     }
 }
 
-std::string config(const std::string& name) {
-    return json_or_error([&] {
-        const std::optional<ModelConfig> preset = preset_config(name);
-        if (!preset) {
-            std::string known;
-            for (const std::string& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-            throw InputError("unknown config '" + name + "' (known: " + known + ")");
-        }
-        return config_to_json(*preset);
-    });
-}
-
-std::string cache_payload_json(const std::string& config_json) {
-    return json_or_error([&] {
-        json config;
-        try {
-            config = json::parse(config_json);
-        } catch (const json::parse_error& e) {
-            throw InputError(std::string("config is not valid JSON: ") + e.what());
-        }
-        return payload_to_json(cache_payload(config_from_json(config)));
-    });
-}
-
-std::string build_info_json() {
-    return json_or_error([] { return build_info_to_json(build_info()); });
-}
-
 }  // namespace
 }  // namespace anatomy::wasm
 
@@ -179,7 +150,4 @@ EMSCRIPTEN_BINDINGS(anatomy_core) {
     emscripten::function("verify", &verify);
     emscripten::function("forward", &forward);
     emscripten::function("exportCheckpoint", &export_checkpoint);
-    emscripten::function("config", &config);
-    emscripten::function("cachePayload", &cache_payload_json);
-    emscripten::function("buildInfo", &build_info_json);
 }

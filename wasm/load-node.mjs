@@ -38,6 +38,10 @@ export function loadCore(dir = wasmDir) {
   return loadModule('attention_core', dir);
 }
 
+export function loadNotebook(dir = wasmDir) {
+  return loadModule('attention_notebook', dir);
+}
+
 export function loadJudge(dir = wasmDir) {
   return loadModule('attention_judge', dir);
 }

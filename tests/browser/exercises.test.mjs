@@ -311,7 +311,7 @@ test('the chapter pages load no CodeMirror', async (t) => {
   }
 });
 
-test('each page fetches its own wasm module only: the judge here, the chapters\' core on a chapter', async (t) => {
+test('each page fetches its own wasm module only: the judge here, attention_core on chapter 1, attention_notebook on the notebook', async (t) => {
   const wasmFetched = (page) => page.evaluate(() =>
     performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.endsWith('.wasm')).map((u) => u.split('/').pop()));
   const exercises = await openExercise('softmax');
@@ -327,4 +327,13 @@ test('each page fetches its own wasm module only: the judge here, the chapters\'
   const there = await wasmFetched(chapter.page);
   assert.ok(there.some((f) => f.startsWith('attention_core')), `index.html fetched ${there.join(', ') || 'no wasm'}`);
   assert.ok(!there.some((f) => f.startsWith('attention_judge')), `index.html fetched the judge: ${there.join(', ')}`);
+  assert.ok(!there.some((f) => f.startsWith('attention_notebook')), `index.html fetched the notebook's module: ${there.join(', ')}`);
+
+  const notebook = await openPage(site.browser, site.url('notebook.html'));
+  t.after(notebook.close);
+  await notebook.page.locator('[data-widget="w5"]').scrollIntoViewIfNeeded();  // the KV stepper: a decode session
+  await notebook.page.waitForSelector('[data-widget="w5"][data-ready="true"]', { timeout: 10_000 });
+  const own = await wasmFetched(notebook.page);
+  assert.ok(own.some((f) => f.startsWith('attention_notebook')), `notebook.html fetched ${own.join(', ') || 'no wasm'}`);
+  assert.ok(!own.some((f) => /^attention_(core|judge)/.test(f)), `notebook.html fetched another page's module: ${own.join(', ')}`);
 });

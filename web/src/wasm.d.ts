@@ -4,6 +4,12 @@ declare module '@wasm/attention_core.js' {
   export default createAnatomyCore;
 }
 
+// The notebook chapter's module (wasm/bindings_config, _lessons and _session only).
+declare module '@wasm/attention_notebook.js' {
+  const createAnatomyNotebook: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyNotebook;
+}
+
 // The trained-model module (wasm/bindings_trained.cpp), loaded only by the trained-model widget.
 declare module '@wasm/attention_trained.js' {
   const createAnatomyTrained: (options?: Record<string, unknown>) => Promise<unknown>;

@@ -1,16 +1,14 @@
-// The wasm core, loaded once per page and shared by every widget, as typed
-// functions: one per export of wasm/bindings*.cpp, with its arguments and result
-// (the shapes are in core-types.ts). Underneath, every call goes through JSON
-// strings; a core error comes back as {"error": ...} and is raised here as a
-// CoreError with the core's own message.
-// '@wasm' is the wasm preset's output folder (see vite.config.ts).
-import createAnatomyCore from '@wasm/attention_core.js';
-import wasmUrl from '@wasm/attention_core.wasm?url';
+// The chapters' wasm core as typed functions: one per export of wasm/bindings*.cpp,
+// with its arguments and result (the shapes are in core-types.ts). Underneath, every
+// call goes through JSON strings; a core error comes back as {"error": ...} and is
+// raised here as a CoreError with the core's own message. Each chapter loads its own
+// module, once, shared by its widgets: chapter 1 attention_core (chapter-core.ts), the
+// notebook attention_notebook (notebook-core.ts), which has only what its widgets call.
+// This file loads neither, so importing CoreError or a type costs no module's glue.
 import type {
   BuildInfo, CachePayload, Cost, CostOptions, ForwardOptions, ForwardResult, Lookup,
   LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult, Trace, TraceOptions, VerifyResult,
 } from './core-types';
-import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
 export type * from './core-types';
@@ -57,10 +55,15 @@ type RawCore = Record<string, unknown> & {
 /** A result from the core: JSON text or an object; {error} becomes a CoreError. */
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
 
-function bind(raw: RawCore): Core {
+/** The typed functions over a loaded module (`name` is its file, for the message when an export is missing). */
+export function bindCore(raw: unknown, name: string): Core {
+  return bind(raw as RawCore, name);
+}
+
+function bind(raw: RawCore, module: string): Core {
   const run = <T>(name: string, ...args: (string | number)[]): T => {
     const fn = raw[name];
-    if (typeof fn !== 'function') throw new CoreError(`the wasm core has no function ${name}: rebuild it (cmake --build build/wasm)`);
+    if (typeof fn !== 'function') throw new CoreError(`${module} has no function ${name}`);
     return unwrap<T>(fn.apply(raw, args));
   };
   const json = JSON.stringify;
@@ -79,7 +82,7 @@ function bind(raw: RawCore): Core {
     ropeScores: (options) => run('ropeScores', json(options)),
     attentionCost: (options) => run('attentionCost', json(options)),
     decodeSession: (options) => {
-      if (typeof raw.DecodeSession !== 'function') throw new CoreError('the wasm core has no DecodeSession');
+      if (typeof raw.DecodeSession !== 'function') throw new CoreError(`${module} has no DecodeSession`);
       const session = new raw.DecodeSession(json(options));
       return {
         prefill: (tokens) => unwrap(session.prefill(json({ tokens }))),
@@ -90,6 +93,3 @@ function bind(raw: RawCore): Core {
     },
   };
 }
-
-/** Loads the wasm module the first time it is asked for; later calls share it. */
-export const loadCore = moduleLoader(createAnatomyCore, wasmUrl, (raw) => bind(raw as RawCore));

@@ -29,8 +29,12 @@ export type WidgetEntry =
 /** How far outside the viewport a widget starts loading: one viewport height. */
 const nearMargin = '100% 0px';
 
-/** Mounts each [data-widget] element of the page whose name is in `widgets` (listed by priority) as it nears the viewport. */
-export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
+/**
+ * Mounts each [data-widget] element of the page whose name is in `widgets` (listed by
+ * priority) as it nears the viewport. `loadCore` loads the chapter's wasm module, as a
+ * dynamic import, so that it too is fetched only when the first widget that needs it nears.
+ */
+export function mountWidgets(widgets: Record<string, WidgetEntry>, loadCore: () => Promise<Core>): void {
   // User-timing marks (web/bench/page-speed.mjs reports them): when the page's script
   // started, when the core was ready, and when each widget was built.
   performance.mark('anatomy:script-start');
@@ -52,14 +56,14 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
     running = true;
     while (queue.length > 0) {
       const host = queue.shift()!;
-      await mount(host, bodies.get(host)!, widgets[host.dataset.widget!]);
+      await mount(host, bodies.get(host)!, widgets[host.dataset.widget!], loadCore);
       await afterNextPaint();
     }
     running = false;
   };
   // The first screen's figure is built at once; it waits for no layout to say it is near.
   const first = hosts.filter((host) => { const entry = widgets[host.dataset.widget!]; return 'standalone' in entry && entry.first; });
-  for (const host of first) void mount(host, bodies.get(host)!, widgets[host.dataset.widget!]);
+  for (const host of first) void mount(host, bodies.get(host)!, widgets[host.dataset.widget!], loadCore);
 
   const observer = new IntersectionObserver((entries) => {
     const near = entries.filter((e) => e.isIntersecting).map((e) => e.target as HTMLElement);
@@ -71,18 +75,14 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>): void {
   hosts.filter((host) => !first.includes(host)).forEach((host) => observer.observe(host));
 }
 
-/**
- * The chapters' wasm core, for the first widget that needs it: its code is imported on
- * first use; core.ts's loader loads the module once and retries after a failure.
- */
-async function chapterCore(): Promise<Core> {
-  const { loadCore } = await import('./core');
+/** The chapter's wasm core, for the first widget that needs it (its loader loads it once and retries after a failure). */
+async function chapterCore(loadCore: () => Promise<Core>): Promise<Core> {
   const core = await loadCore();
   if (!performance.getEntriesByName('anatomy:core-ready').length) performance.mark('anatomy:core-ready');
   return core;
 }
 
-async function mount(host: HTMLElement, body: HTMLElement, entry: WidgetEntry): Promise<void> {
+async function mount(host: HTMLElement, body: HTMLElement, entry: WidgetEntry, loadCore: () => Promise<Core>): Promise<void> {
   const name = host.dataset.widget!;
   performance.mark(`anatomy:near:${name}`);
   body.replaceChildren(statusLine('standalone' in entry ? 'Loading…' : 'Loading the wasm core…'));
@@ -95,7 +95,7 @@ async function mount(host: HTMLElement, body: HTMLElement, entry: WidgetEntry): 
     } else {
       let code: MountWidget, core: Core;
       try {
-        [code, core] = await Promise.all([entry.code(), chapterCore()]);
+        [code, core] = await Promise.all([entry.code(), chapterCore(loadCore)]);
       } catch (error) {
         body.replaceChildren(statusLine(`The wasm core could not be loaded: ${String(error)}`, 'error'));
         host.dataset.ready = 'error';
