@@ -1,7 +1,7 @@
 // A checkpoint `attn train` wrote (config.json, model.safetensors, tokenizer.json:
 // a character vocabulary), opened in the page from its bytes: the explorer's
 // "trained on Shakespeare" weights and the sections about what its heads learned.
-// Part of the attention_train module. Every method answers JSON, or {"error"}.
+// Part of the attention_core module (chapter 1's). Every method answers JSON, or {"error"}.
 //
 //   new CheckpointSession()
 //     .load(configJson, safetensorsBytes (Uint8Array), tokenizerJson)

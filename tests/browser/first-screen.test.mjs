@@ -1,7 +1,7 @@
 // The chapters' first screen (W0, web/src/widgets/first-screen.ts) in headless Chromium:
 // it is on screen at 1280 and 360 px, drawn before any other widget's code or the
 // chapters' core is fetched, shows the head the training record names, says what the
-// numbers show (checked against the whole checkpoint's forward in the training module,
+// numbers show (checked against the whole checkpoint's forward in chapter 1's module,
 // under Node), follows the pointer and the keyboard, and refuses text the model cannot
 // read with a message while the last good line stays drawn.
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertNoProblems, distDir, openPage, repoRoot, startSite } from './harness.mjs';
-import { loadTrain } from '../../wasm/load-node.mjs';
+import { loadCore } from '../../wasm/load-node.mjs';
 
 const shipped = path.join(repoRoot, 'web', 'public', 'models', 'shakespeare');
 const record = JSON.parse(fs.readFileSync(path.join(shipped, 'training.json'), 'utf8'));
@@ -26,9 +26,9 @@ function hostOf(page) {
   return { head: Number(attr('data-head')), pattern: attr('data-pattern'), text: attr('data-text') };
 }
 
-/** The pattern's mean weight for `head` of layer 0 on `text`, from the whole checkpoint (attention_train). */
+/** The pattern's mean weight for `head` of layer 0 on `text`, from the whole checkpoint (attention_core). */
 async function wholeModelScore(text, head, pattern) {
-  const module = await loadTrain();
+  const module = await loadCore();
   const session = new module.CheckpointSession();
   const read = (file) => fs.readFileSync(path.join(shipped, file));
   assert.equal(JSON.parse(session.load(read('config.json').toString(), read('model.safetensors'), read('tokenizer.json').toString())).error, undefined);

@@ -2,7 +2,7 @@
 // first-layer slice the build cuts from the shipped Shakespeare checkpoint
 // (web/tools/first-layer-slice.mjs), with the page's own header reader and character
 // ids (web/src/lib/safetensors.mjs, character-ids.mjs): layer 0's probabilities and the
-// ids must equal, to the bit, the whole checkpoint's forward in attention_train (the
+// ids must equal, to the bit, the whole checkpoint's forward in attention_core (the
 // module the Shakespeare sections use), and bad slices and text must be refused by name.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadFirstLayer, loadTrain } from './load_core.mjs';
+import { loadCore, loadFirstLayer } from './load_core.mjs';
 import { characterVocabulary, CharacterError } from '../../web/src/lib/character-ids.mjs';
 import { readSafetensors, SafetensorsError, writeSafetensors } from '../../web/src/lib/safetensors.mjs';
 import { firstLayerSlice, firstLayerTensors } from '../../web/tools/first-layer-slice.mjs';
@@ -32,7 +32,7 @@ const texts = [
 ];
 
 async function whole() {
-  const module = await loadTrain();
+  const module = await loadCore();
   const session = new module.CheckpointSession();
   const info = JSON.parse(session.load(JSON.stringify(config), model, JSON.stringify(tokenizer)));
   assert.equal(info.error, undefined);

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadTrain } from './load_core.mjs';
+import { loadCore, loadTrain } from './load_core.mjs';
 import { shakespeare } from '../shared-models.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -174,7 +174,7 @@ test('the shipped weights hold what the page says of them, computed again by the
 
   // The core in wasm, on the shipped files, finds the same head scores on the same text:
   // BOS and the first context - 1 characters of the corpus's held-out tenth.
-  const module = await loadTrain();
+  const module = await loadCore();  // the CheckpointSession is chapter 1's module's
   const session = new module.CheckpointSession();
   const info = call(session, 'load', fs.readFileSync(path.join(dir, 'config.json'), 'utf8'),
     fs.readFileSync(path.join(dir, 'model.safetensors')), fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8'));

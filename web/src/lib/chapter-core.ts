@@ -1,10 +1,15 @@
 // Chapter 1's wasm module, attention_core: every export of core.ts (the explorer's
 // forward with its captures, the trace and checks, RoPE, the lessons, the KV stepper's
-// session). Loaded once, when the first widget that needs it nears the viewport.
+// session) and the CheckpointSession of checkpoint-core.ts (the Shakespeare model).
+// Loaded once, when the first widget that needs it nears the viewport.
 // '@wasm' is the wasm preset's output folder (see vite.config.ts).
 import createAnatomyCore from '@wasm/attention_core.js';
 import wasmUrl from '@wasm/attention_core.wasm?url';
 import { bindCore } from './core';
 import { moduleLoader } from './wasm-compile';
 
-export const loadChapterCore = moduleLoader(createAnatomyCore, wasmUrl, (raw) => bindCore(raw, 'attention_core'));
+/** The module itself, for checkpoint-core.ts's CheckpointSession. */
+export const loadChapterModule = moduleLoader(createAnatomyCore, wasmUrl, (raw) => raw);
+
+/** The typed functions of core.ts over it. */
+export const loadChapterCore = () => loadChapterModule().then((raw) => bindCore(raw, 'attention_core'));

@@ -1,10 +1,10 @@
 // A checkpoint `attn train` wrote, opened by the core in the page
-// (wasm/bindings_checkpoint.cpp, in the attention_train module): the explorer's
+// (wasm/bindings_checkpoint.cpp, in chapter 1's module, attention_core): the explorer's
 // "trained on Shakespeare" weights, shipped in web/public/models/shakespeare/ with
 // the record of how they were made. The module and the weights load only when a
 // reader asks for them.
 import type { ModelConfig } from './core-types';
-import { loadTrainModule } from './train-core';
+import { loadChapterModule } from './chapter-core';
 import type { HeadPatterns } from './trained-core';
 import { unwrapResult } from './wasm-result';
 
@@ -70,7 +70,7 @@ let opening: Promise<Checkpoint> | null = null;
 export function openShakespeare(): Promise<Checkpoint> {
   opening ??= (async () => {
     const [module, config, weights, tokenizer, record] = await Promise.all([
-      loadTrainModule(),
+      loadChapterModule(),
       fetchOk(`${shakespeareDir}/config.json`).then((r) => r.text()),
       fetchOk(`${shakespeareDir}/model.safetensors`).then((r) => r.arrayBuffer()),
       fetchOk(`${shakespeareDir}/tokenizer.json`).then((r) => r.text()),
