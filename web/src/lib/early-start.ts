@@ -1,7 +1,8 @@
-// What the page's head started before any of its modules ran (vite.config.ts,
-// startEarly: a small inline script): the first figure's wasm compiling and its files
-// downloading while the browser is still parsing the HTML. Each is handed over once;
-// a page built without them (the dev server, a worker) gets undefined and starts its own.
+// What the page's head started before any of its modules ran (a small inline script,
+// vite.config.ts's startFirstFigureEarly): the first figure's wasm compiling and its
+// files downloading while the browser is still parsing the HTML. Each is handed over
+// once; a page built without them (the dev server, a worker) gets undefined and
+// starts its own.
 
 interface EarlyStarts {
   compiled: Record<string, Promise<WebAssembly.Module>>;  // by absolute URL
