@@ -5,11 +5,13 @@
 // '@wasm' is the wasm preset's output folder (see vite.config.ts).
 import createAnatomyCore from '@wasm/attention_core.js';
 import wasmUrl from '@wasm/attention_core.wasm?url';
-import { bindCore } from './core';
+import { bindCore, type Core } from './core';
 import { moduleLoader } from './wasm-compile';
 
 /** The module itself, for checkpoint-core.ts's CheckpointSession. */
 export const loadChapterModule = moduleLoader(createAnatomyCore, wasmUrl, (raw) => raw);
 
-/** The typed functions of core.ts over it. */
-export const loadChapterCore = () => loadChapterModule().then((raw) => bindCore(raw, 'attention_core'));
+let core: Core | null = null;
+
+/** The typed functions of core.ts over it, bound once. */
+export const loadChapterCore = async (): Promise<Core> => (core ??= bindCore(await loadChapterModule(), 'attention_core'));

@@ -55,12 +55,9 @@ type RawCore = Record<string, unknown> & {
 /** A result from the core: JSON text or an object; {error} becomes a CoreError. */
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
 
-/** The typed functions over a loaded module (`name` is its file, for the message when an export is missing). */
-export function bindCore(raw: unknown, name: string): Core {
-  return bind(raw as RawCore, name);
-}
-
-function bind(raw: RawCore, module: string): Core {
+/** The typed functions over a loaded module (`module` is its file, for the message when an export is missing). */
+export function bindCore(loaded: unknown, module: string): Core {
+  const raw = loaded as RawCore;
   const run = <T>(name: string, ...args: (string | number)[]): T => {
     const fn = raw[name];
     if (typeof fn !== 'function') throw new CoreError(`${module} has no function ${name}`);
