@@ -6,6 +6,7 @@
 // read with a message while the last good line stays drawn.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertNoProblems, distDir, openPage, repoRoot, startSite } from './harness.mjs';
@@ -152,3 +153,55 @@ test('when its weights cannot be fetched, the figure says so and the rest of the
   await page.locator('[data-widget="w4"]').scrollIntoViewIfNeeded();
   await page.waitForSelector('[data-widget="w4"][data-ready="true"]', { timeout: 10_000 });
 });
+
+/**
+ * A server that sends `page` only up to the end of the line after W0's figure (the build's
+ * inline import of the page's script, vite.config.ts) and the rest when release() is
+ * called; every other file comes from the site's own server.
+ */
+async function heldPageServer(pageName) {
+  const html = fs.readFileSync(path.join(distDir(), pageName), 'utf8');
+  const figureEnd = html.indexOf('</figure>', html.indexOf('data-widget="w0"'));
+  const cut = html.indexOf('\n', html.indexOf('\n', figureEnd) + 1) + 1;
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
+  const server = http.createServer(async (request, response) => {
+    if (request.url === `/${pageName}`) {
+      response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      response.write(html.slice(0, cut));
+      await released;
+      response.end(html.slice(cut));
+      return;
+    }
+    const upstream = await fetch(site.url(request.url.slice(1)));
+    response.writeHead(upstream.status, { 'Content-Type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+    response.end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}/${pageName}`,
+    release,
+    close: () => { release(); server.closeAllConnections(); server.close(); },
+  };
+}
+
+for (const pageName of ['index.html', 'notebook.html']) {
+  test(`${pageName}: the figure is drawn while the rest of the page is still arriving, and the rest is built after`, async (t) => {
+    const held = await heldPageServer(pageName);
+    t.after(held.close);
+    const { page, problems, close } = await openPage(site.browser, held.url, { width: 1280, height: 800, waitUntil: 'commit' });
+    t.after(close);
+    // Only the head and the first screen have arrived: the page's script must already run.
+    const drawn = await page.waitForFunction(() => document.querySelector('[data-widget="w0"]')?.dataset.ready === 'true'
+      && performance.getEntriesByName('anatomy:first-screen').length > 0, null, { timeout: 10_000 }).then(() => true, () => false);
+    assert.equal(await page.evaluate(() => document.readyState), 'loading', 'the page arrived in full before the check');
+    assert.ok(drawn, 'W0 was not drawn while the page was still arriving: the page\'s script waits for the whole HTML');
+    held.release();
+    await page.waitForFunction(() => document.readyState === 'complete', null, { timeout: 10_000 });
+    const other = pageName === 'index.html' ? 'w4' : 'w2';
+    await page.locator(`[data-widget="${other}"]`).scrollIntoViewIfNeeded();
+    await page.waitForSelector(`[data-widget="${other}"][data-ready="true"]`, { timeout: 10_000 });
+    assert.equal(await page.locator('[data-widget="w0"] .first-screen-drawing').count(), 1, 'W0 was built once');
+    assertNoProblems(problems, pageName);
+  });
+}

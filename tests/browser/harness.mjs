@@ -13,7 +13,7 @@
 //   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above
 //
 // One page
-//   openPage(browser, url, { width = 1280, height = 800, blockNonLocal = true, initScript })
+//   openPage(browser, url, { width = 1280, height = 800, blockNonLocal = true, initScript, waitUntil })
 //                                  -> { page, context, problems, close() }
 //                                  A new browser context per page (nothing cached). problems
 //                                  collects, from before navigation on:
@@ -26,6 +26,8 @@
 //                                  false they are only recorded (the benchmark, to time an
 //                                  unintercepted load). initScript (a function) runs in the page
 //                                  before any of its own scripts (context.addInitScript).
+//                                  waitUntil: when goto returns ('load'; 'commit' for a page
+//                                  whose HTML is still arriving)
 //   assertNoProblems(problems, what)  fails listing every problem; formatProblems(problems)
 //
 // Widgets ([data-widget] hosts, mounted by web/src/lib/widget.ts)
@@ -217,7 +219,7 @@ function isLocal(url) {
   return hostname === '127.0.0.1';
 }
 
-export async function openPage(browser, url, { width = 1280, height = 800, blockNonLocal = true, initScript } = {}) {
+export async function openPage(browser, url, { width = 1280, height = 800, blockNonLocal = true, initScript, waitUntil = 'load' } = {}) {
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, serviceWorkers: 'block' });
   if (initScript) await context.addInitScript(initScript);
   const problems = { consoleErrors: [], consoleWarnings: [], pageErrors: [], failedRequests: [], nonLocalRequests: [] };
@@ -242,7 +244,7 @@ export async function openPage(browser, url, { width = 1280, height = 800, block
   if (blockNonLocal) {
     await page.route('**/*', (route) => (isLocal(route.request().url()) ? route.continue() : route.abort('blockedbyclient')));
   }
-  await page.goto(url, { waitUntil: 'load' });
+  await page.goto(url, { waitUntil });
   return { page, context, problems, close: () => context.close() };
 }
 

@@ -39,12 +39,23 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>, loadCore: () 
   // started, when the core was ready, and when each widget was built.
   performance.mark('anatomy:script-start');
   const names = Object.keys(widgets);
-  const hosts = [...document.querySelectorAll<HTMLElement>('[data-widget]')].filter((h) => h.dataset.widget! in widgets);
-  const bodies = new Map(hosts.map((host) => {
-    const body = host.querySelector<HTMLElement>('.widget-body') ?? host.appendChild(el('div', { class: 'widget-body' }));
-    body.replaceChildren(statusLine('This figure is built when you scroll to it.'));
-    return [host, body] as const;
-  }));
+  const bodies = new Map<HTMLElement, HTMLElement>();
+  /** The page's hosts of these widgets parsed so far and not yet found, each given its body and status line. */
+  const findHosts = () => [...document.querySelectorAll<HTMLElement>('[data-widget]')]
+    .filter((host) => host.dataset.widget! in widgets && !bodies.has(host))
+    .map((host) => {
+      const body = host.querySelector<HTMLElement>('.widget-body') ?? host.appendChild(el('div', { class: 'widget-body' }));
+      body.replaceChildren(statusLine('This figure is built when you scroll to it.'));
+      bodies.set(host, body);
+      return host;
+    });
+
+  // The first screen's figure is built at once; it waits for no layout to say it is near.
+  // The page's script may run while the parser is still below that figure (the build
+  // imports it from right after it, vite.config.ts's startEntryAfterFirstFigure): the
+  // other widgets are found once the whole document is parsed.
+  const isFirst = (host: HTMLElement) => { const entry = widgets[host.dataset.widget!]; return 'standalone' in entry && entry.first === true; };
+  for (const host of findHosts().filter(isFirst)) void mount(host, bodies.get(host)!, widgets[host.dataset.widget!], loadCore);
 
   // One widget at a time, in the order they came near (those on screen first, then
   // the page's order), yielding a frame between them so each one paints as soon as
@@ -61,18 +72,20 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>, loadCore: () 
     }
     running = false;
   };
-  // The first screen's figure is built at once; it waits for no layout to say it is near.
-  const first = hosts.filter((host) => { const entry = widgets[host.dataset.widget!]; return 'standalone' in entry && entry.first; });
-  for (const host of first) void mount(host, bodies.get(host)!, widgets[host.dataset.widget!], loadCore);
-
-  const observer = new IntersectionObserver((entries) => {
-    const near = entries.filter((e) => e.isIntersecting).map((e) => e.target as HTMLElement);
-    near.forEach((host) => observer.unobserve(host));
-    const rank = (host: HTMLElement) => (distanceFromViewport(host) === 0 ? 0 : 1000) + names.indexOf(host.dataset.widget!);
-    queue.push(...near.sort((a, b) => rank(a) - rank(b)));
-    void run();
-  }, { rootMargin: nearMargin });
-  hosts.filter((host) => !first.includes(host)).forEach((host) => observer.observe(host));
+  const observeTheRest = () => {
+    const observer = new IntersectionObserver((entries) => {
+      const near = entries.filter((e) => e.isIntersecting).map((e) => e.target as HTMLElement);
+      near.forEach((host) => observer.unobserve(host));
+      const rank = (host: HTMLElement) => (distanceFromViewport(host) === 0 ? 0 : 1000) + names.indexOf(host.dataset.widget!);
+      queue.push(...near.sort((a, b) => rank(a) - rank(b)));
+      void run();
+    }, { rootMargin: nearMargin });
+    const mounted = [...bodies.keys()].filter(isFirst);
+    findHosts();
+    [...bodies.keys()].filter((host) => !mounted.includes(host)).forEach((host) => observer.observe(host));
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', observeTheRest, { once: true });
+  else observeTheRest();
 }
 
 /** The chapter's wasm core, for the first widget that needs it (its loader loads it once and retries after a failure). */
