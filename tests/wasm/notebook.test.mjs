@@ -1,8 +1,10 @@
-// The notebook chapter's module (attention_notebook: bindings_config, bindings_lessons and
-// bindings_session, without the explorer's forward, the trace and the checks) against the
-// chapters' core (attention_core), which links the same bindings: every export the notebook's
-// widgets call answers each input, good or bad, with the same text, and the KV stepper's
-// session reports the same steps. The forward, trace and checks are not in it.
+// The two chapters' modules, each with what its own widgets call and nothing more:
+// the notebook's (attention_notebook: bindings_config, bindings_lessons, bindings_session)
+// and chapter 1's (attention_core: the explorer's forward, the trace, the checks, RoPE,
+// the Shakespeare checkpoint, and bindings_config too). What they share answers alike;
+// the notebook's own exports are held to closed forms and to a plain JavaScript
+// reference, and its KV stepper's cached logits to chapter 1's full forward, another
+// module's path through the same weights.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
@@ -10,54 +12,89 @@ import { loadCore, loadNotebook } from './load_core.mjs';
 
 const [core, notebook] = await Promise.all([loadCore(), loadNotebook()]);
 const tiny = core.config('tiny');
+const result = (text) => (typeof text === 'string' ? JSON.parse(text) : text);
 
-const calls = [
-  ['config', 'tiny'],
-  ['config', 'tinyllama-1.1b'],
-  ['config', 'no-such-preset'],
-  ['cachePayload', tiny],
-  ['cachePayload', JSON.stringify({ ...JSON.parse(tiny), n_kv_heads: 3 })],
-  ['cachePayload', '{not json'],
-  ['maskTiles', JSON.stringify({ kind: 'causal', T: 64, S: 64 }), 16, 16],
-  ['maskTiles', JSON.stringify({ kind: 'sliding_window', T: 100, S: 100, window: 7 }), 8, 32],
-  ['maskTiles', JSON.stringify({ kind: 'causal', T: -1, S: 4 }), 16, 16],
-  ['softLookup', JSON.stringify({ query: [1, 0.5], keys: [[1, 0], [0, 1], [0.3, 0.3]], values: [[1, 2], [3, 4], [5, 6]], scale: 0.7 })],
-  ['softLookup', JSON.stringify({ query: [1], keys: [[1, 0]], values: [[1]], scale: 1 })],
-  ['attentionCost', JSON.stringify({ d: 4096, T: 8192, n_heads: 32, n_kv_heads: 8, bytes_per_scalar: 2 })],
-  ['attentionCost', JSON.stringify({ d: 30, T: 10, n_heads: 4, n_kv_heads: 2, bytes_per_scalar: 2 })],
-  ['ropeAngles', JSON.stringify({ head_dim: 8, theta: 10000, positions: [0, 1, 5] })],
-  ['buildInfo'],
-];
+test('what both modules link (bindings_config) answers alike, errors included', () => {
+  const calls = [
+    ['config', 'tiny'],
+    ['config', 'tinyllama-1.1b'],
+    ['config', 'no-such-preset'],
+    ['cachePayload', tiny],
+    ['cachePayload', JSON.stringify({ ...JSON.parse(tiny), n_kv_heads: 3 })],
+    ['cachePayload', '{not json'],
+    ['buildInfo'],
+  ];
+  for (const [name, ...args] of calls) assert.deepEqual(notebook[name](...args), core[name](...args), `${name}(${args.join(', ')})`);
+  assert.match(notebook.config('no-such-preset'), /"error"/, 'a bad preset must be refused, or the comparison proves little');
+});
 
-test('each export the notebook calls answers as attention_core does, errors included', () => {
-  for (const [name, ...args] of calls) {
-    assert.equal(typeof notebook[name], 'function', `attention_notebook has no ${name}`);
-    assert.deepEqual(notebook[name](...args), core[name](...args), `${name}(${args.join(', ')})`);
+test('maskTiles counts a causal mask as the closed form does and refuses a negative length', () => {
+  for (const [T, tile] of [[64, 16], [100, 8], [7, 4]]) {
+    const out = result(notebook.maskTiles(JSON.stringify({ kind: 'causal', T, S: T }), tile, tile));
+    const n = Math.ceil(T / tile);
+    assert.equal(out.visible_cells, T * (T + 1) / 2, `T = ${T}: visible cells`);
+    assert.deepEqual([out.rows, out.cols], [n, n]);
+    assert.equal(out.partial, n, `T = ${T}, tile ${tile}: the diagonal tiles are partial`);
+    assert.equal(out.full, n * (n - 1) / 2, 'below the diagonal, full');
+    assert.equal(out.skipped, n * (n - 1) / 2, 'above it, skipped');
+    assert.equal(out.states.length, n * n);
   }
-  // Some of those inputs must be refused, or the comparison above proves little.
-  assert.match(notebook.config('no-such-preset'), /"error"/);
-  const refused = notebook.maskTiles(JSON.stringify({ kind: 'causal', T: -1, S: 4 }), 16, 16);
-  assert.ok(refused.error || /"error"/.test(refused), `maskTiles took T = -1: ${JSON.stringify(refused)}`);
+  const refused = result(notebook.maskTiles(JSON.stringify({ kind: 'causal', T: -1, S: 4 }), 16, 16));
+  assert.match(String(refused.error), /T/, `maskTiles took T = -1: ${JSON.stringify(refused)}`);
 });
 
-test("the KV stepper's decode session steps as attention_core's does", () => {
-  const run = (module) => {
-    const session = new module.DecodeSession(JSON.stringify({ seed: 1 }));
-    const reports = [session.prefill(JSON.stringify({ tokens: [1, 5, 9] }))];
-    for (const token of [3, 7, 31]) reports.push(session.step(JSON.stringify({ token })));
-    reports.push(session.step(JSON.stringify({ token: 99 })));  // out of the vocabulary: an error
-    session.delete();
-    return reports;
-  };
-  const ours = run(notebook);
-  assert.deepEqual(ours, run(core));
-  assert.match(ours.at(-1), /"error"/);
-  assert.equal(JSON.parse(ours[3]).error, undefined, ours[3]);
+test('softLookup is softmax(scale q.k) over the keys, then the weighted sum of the values', () => {
+  const query = [1, 0.5], keys = [[1, 0], [0, 1], [0.3, 0.3]], values = [[1, 2], [3, 4], [5, 6]], scale = 0.7;
+  const out = result(notebook.softLookup(JSON.stringify({ query, keys, values, scale })));
+  const scores = keys.map((k) => scale * (k[0] * query[0] + k[1] * query[1]));
+  const top = Math.max(...scores);
+  const exps = scores.map((s) => Math.exp(s - top));
+  const weights = exps.map((e) => e / exps.reduce((a, b) => a + b, 0));
+  const mixed = [0, 1].map((d) => weights.reduce((sum, w, n) => sum + w * values[n][d], 0));
+  for (const [name, ours, theirs] of [['scores', out.scores, scores], ['weights', out.weights, weights], ['mixed', out.mixed, mixed]]) {
+    ours.forEach((x, i) => assert.ok(Math.abs(x - theirs[i]) < 1e-12, `${name}[${i}]: ${x} vs ${theirs[i]}`));
+  }
+  assert.match(String(result(notebook.softLookup(JSON.stringify({ query: [1], keys: [[1, 0]], values: [[1]], scale: 1 }))).error), /query/);
 });
 
-test('the explorer’s forward, the trace and the checks are left out', () => {
-  for (const name of ['forward', 'trace', 'verify', 'exportCheckpoint']) {
+test("attentionCost follows the FLOP counts lessons/cost.hpp states", () => {
+  for (const [d, T, Hq, Hkv, bytes] of [[4096, 8192, 32, 8, 2], [32, 10, 4, 2, 4], [64, 1, 8, 8, 2]]) {
+    const out = result(notebook.attentionCost(JSON.stringify({ d, T, n_heads: Hq, n_kv_heads: Hkv, bytes_per_scalar: bytes })));
+    const dkv = d * Hkv / Hq;
+    assert.deepEqual(out.prefill, { projections: 2 * T * d * (2 * d + 2 * dkv), scores: 2 * T * T * d, weighted: 2 * T * T * d });
+    assert.deepEqual(out.decode, { projections: 2 * d * (2 * d + 2 * dkv), scores: 2 * T * d, weighted: 2 * T * d });
+    assert.equal(out.decode_cache_bytes, 2 * T * dkv * bytes);
+    assert.equal(out.crossover_T, d + dkv);
+  }
+  const refused = result(notebook.attentionCost(JSON.stringify({ d: 30, T: 10, n_heads: 4, n_kv_heads: 3 })));
+  assert.match(String(refused.error), /multiple of n_kv_heads/);
+});
+
+test("the KV stepper's cached logits equal chapter 1's full forward of the same tokens", () => {
+  const session = new notebook.DecodeSession(JSON.stringify({ seed: 1 }));
+  const reports = [result(session.prefill(JSON.stringify({ tokens: [1, 5, 9] })))];
+  for (const token of [3, 7, 31]) reports.push(result(session.step(JSON.stringify({ token }))));
+  const outOfVocabulary = result(session.step(JSON.stringify({ token: 99 })));
+  session.delete();
+  assert.match(String(outOfVocabulary.error), /99/);
+
+  const tokens = [1, 5, 9, 3, 7, 31];
+  const full = result(core.forward(JSON.stringify({ tokens: [tokens], seed: 1 }))).logits[0];  // [T, V]
+  const cached = reports.flatMap((r) => r.cached_logits);                                      // [T, V], prefill rows then one per step
+  assert.equal(cached.length, tokens.length);
+  let worst = 0;
+  cached.forEach((row, t) => row.forEach((x, v) => { worst = Math.max(worst, Math.abs(x - full[t][v])); }));
+  assert.ok(worst < 1e-4, `cached and full logits differ by ${worst}`);
+  assert.ok(reports.every((r) => r.argmax_agrees), 'the session\'s own full recomputation agrees too');
+});
+
+test('each module leaves out what only the other chapter calls', () => {
+  for (const name of ['forward', 'trace', 'verify', 'exportCheckpoint', 'ropeAngles', 'ropeRotate', 'ropeScores', 'CheckpointSession']) {
     assert.equal(typeof core[name], 'function', `attention_core lost ${name}`);
     assert.equal(notebook[name], undefined, `attention_notebook has ${name}: it should be chapter 1's alone`);
+  }
+  for (const name of ['maskTiles', 'softLookup', 'attentionCost', 'DecodeSession']) {
+    assert.equal(typeof notebook[name], 'function', `attention_notebook lost ${name}`);
+    assert.equal(core[name], undefined, `attention_core has ${name}: it should be the notebook's alone`);
   }
 });

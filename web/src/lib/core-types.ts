@@ -109,7 +109,7 @@ export interface CachePayload {
   bytes_per_token_fp8: number;
 }
 
-// ---- the chapters' smaller functions (wasm/bindings_lessons.cpp)
+// ---- the chapters' smaller functions (wasm/bindings_lessons.cpp, the notebook's; RoPE's in bindings_rope.cpp, chapter 1's)
 
 /** A mask as core/masks.hpp's MaskSpec reads it. */
 export interface MaskSpec {

@@ -3,7 +3,7 @@
 // call goes through JSON strings; a core error comes back as {"error": ...} and is
 // raised here as a CoreError with the core's own message. Each chapter loads its own
 // module, once, shared by its widgets: chapter 1 attention_core (chapter-core.ts), the
-// notebook attention_notebook (notebook-core.ts), which has only what its widgets call.
+// notebook attention_notebook (notebook-core.ts), each with only what its widgets call.
 // This file loads neither, so importing CoreError or a type costs no module's glue.
 import type {
   BuildInfo, CachePayload, Cost, CostOptions, ForwardOptions, ForwardResult, Lookup,
