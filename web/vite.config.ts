@@ -3,6 +3,7 @@ import { defineConfig, Plugin } from 'vite';
 import katex from 'katex';
 import { readFileSync } from 'node:fs';
 import { anatomySource } from './tools/anatomy-source';
+import { colorRamps } from './tools/color-ramps.mjs';
 import { firstLayerSlice } from './tools/first-layer-slice.mjs';
 
 // Maths is typeset once at build time: \( ... \) inline and \[ ... \] display in
@@ -124,7 +125,7 @@ const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_
 
 export default defineConfig({
   base: './',
-  plugins: [typesetMath(), anatomySource(repo), startFirstFigureEarly(), firstLayerSliceFile()],
+  plugins: [typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFile()],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {
     target: 'es2022',

@@ -1,14 +1,12 @@
-// A colour scale read from a table. d3's diverging schemes interpolate a basis
-// spline and format a CSS string on every call (several microseconds); a heatmap
-// and a tinted table call them thousands of times per redraw. 256 steps are
-// finer than the eye separates, as in d3's own viridis.
+// A colour scale read from a table. A heatmap and a tinted table call a scale
+// thousands of times per redraw; 256 steps are finer than the eye separates, as in
+// d3's own viridis.
+import { sampled } from './color-ramp.mjs';
 import type { ColorScale } from './colormap';
 
 /** `scale` sampled at `steps` points over [lo, hi]; values outside are clamped. */
 export function tabulated(scale: ColorScale, lo: number, hi: number, steps = 256): ColorScale {
-  const colors = Array.from({ length: steps }, (_, i) => scale(lo + ((hi - lo) * i) / (steps - 1)));
-  const span = hi - lo || 1;
-  return (value) => colors[Math.round(Math.min(1, Math.max(0, (value - lo) / span)) * (steps - 1))];
+  return sampled(Array.from({ length: steps }, (_, i) => scale(lo + ((hi - lo) * i) / (steps - 1))), lo, hi);
 }
 
 /**
