@@ -129,7 +129,11 @@ export default defineConfig({
   resolve: { alias: { '@wasm': wasmDir } },
   build: {
     target: 'es2022',
-    rollupOptions: { input: Object.fromEntries(pages.map((p) => [p, resolve(__dirname, `${p}.html`)])) },
+    rollupOptions: {
+      input: Object.fromEntries(pages.map((p) => [p, resolve(__dirname, `${p}.html`)])),
+      // The source reader's files (core-source-attention-*.js) apart from the widgets' code (attention-view-*.js).
+      output: { chunkFileNames: (chunk) => (chunk.facadeModuleId?.startsWith('\0virtual:anatomy-source/') ? 'assets/core-source-[name]-[hash].js' : 'assets/[name]-[hash].js') },
+    },
   },
   server: { host: '127.0.0.1', port: 8000, strictPort: true, fs: { allow: [repo] } },
   preview: { host: '127.0.0.1', port: 8000, strictPort: true },

@@ -30,7 +30,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { assertNoProblems, openPage, startSite, waitForWidgets } from './harness.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { assertNoProblems, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
 
 let site;
 before(async () => {
@@ -414,6 +416,47 @@ describe('W6 cost', () => {
 
 // ---------------------------------------------------------------- W7
 describe('W7 source reader', () => {
+  test('fetches a file\'s text when it first shows it, and shows the core\'s file as it is', async (t) => {
+    const { page, problems } = await openWidget(t, 'index.html', 'w7', '?w7.op=gqa_scores');
+    const widget = page.locator('[data-widget="w7"]');
+    const sourceFiles = () => page.evaluate(() => performance.getEntriesByType('resource')
+      .map((r) => r.name.split('/').pop()).filter((f) => f.startsWith('core-source-')));
+    assert.deepEqual((await sourceFiles()).map((f) => f.replace(/-[^-]+\.js$/, '')), ['core-source-attention'],
+      'only the shown file\'s text is fetched');
+    const shown = async () => ({
+      file: await widget.locator('.w7-file').textContent(),
+      lines: await widget.locator('.w7-line .w7-lc').allTextContents(),
+    });
+    const matchesCore = ({ file, lines }) => {
+      const text = fs.readFileSync(path.join(repoRoot, file), 'utf8').replace(/\n$/, '').split('\n');
+      assert.deepEqual(lines, text, `${file} as the reader shows it`);
+    };
+    matchesCore(await shown());
+    assert.ok(await widget.locator('mark.w7-line').count() > 0, 'the operation\'s lines are highlighted');
+
+    await widget.getByRole('option', { name: 'RoPE' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-widget="w7"] .w7-file')?.textContent === 'core/ops/rope.cpp'
+      && document.querySelector('[data-widget="w7"] .w7-code')?.getAttribute('aria-busy') === null);
+    matchesCore(await shown());
+    assert.equal((await sourceFiles()).length, 2, 'one more file fetched');
+    assertNoProblems(problems, 'index.html (W7)');
+  });
+
+  test('says so in place of the code when a file cannot be fetched', async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url('index.html?w7.op=rope'));
+    t.after(close);
+    await page.route('**/core-source-rope-*.js', (route) => route.abort());
+    await page.reload();
+    await page.locator('[data-widget="w7"]').scrollIntoViewIfNeeded();
+    const message = page.locator('[data-widget="w7"] .w7-code .status.error');
+    await message.waitFor({ timeout: 15_000 });
+    assert.match(await message.textContent(), /^Could not load core\/ops\/rope\.cpp: /);
+    // The rest of the reader still works.
+    await page.locator('[data-widget="w7"]').getByRole('option', { name: 'RMSNorm' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-widget="w7"] .w7-file')?.textContent === 'core/ops/rms_norm.cpp'
+      && document.querySelector('[data-widget="w7"] .w7-line'));
+    assert.deepEqual(problems.pageErrors, []);
+  });
   test('shows the shape contract of the operation from its header', async (t) => {
     const { page, problems } = await openWidget(t, 'index.html', 'w7', '?w7.op=gqa_scores');
     const widget = page.locator('[data-widget="w7"]');

@@ -2,8 +2,8 @@
 // time from the C++ core: the marked files, verbatim, and where each section is.
 declare module 'virtual:anatomy-source' {
   const source: {
-    /** Path from the repository root ("core/ops/rms_norm.cpp") -> the file's text, unchanged. */
-    files: Record<string, string>;
+    /** Path from the repository root ("core/ops/rms_norm.cpp") -> the file's text, unchanged, loaded on the first call. */
+    files: Record<string, () => Promise<string>>;
     /** Section id -> its lines (1-based, inclusive, marker lines excluded). */
     sections: Record<string, { file: string; startLine: number; endLine: number }>;
     /** keyLines[operation id][view index][note index]: the lines each key-line note is about. */

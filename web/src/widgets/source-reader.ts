@@ -84,7 +84,7 @@ function renderFile(text: string, ranges: Range[], keyLines: Set<number>): { pre
   return { pre, lines };
 }
 
-export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): void {
+export async function mountSourceReader(root: HTMLElement, { state }: WidgetContext): Promise<void> {
   const operations = OPERATIONS;
   for (const op of operations) op.views.forEach((view) => resolveView(op, view));  // fail early, in place of the widget
 
@@ -147,6 +147,7 @@ export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): 
   function flash(lines: number[]): void {
     for (const n of lines) {
       const node = lineNodes[n - 1];
+      if (!node) continue;  // the file is still loading
       node.classList.remove('flash');
       void node.offsetWidth;  // restart the animation
       node.classList.add('flash');
@@ -154,7 +155,33 @@ export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): 
     }
   }
 
-  function render(): void {
+  // Each file's text loads when it is first shown (a module of its own, see
+  // web/tools/anatomy-source.ts); a choice made while one loads wins over it.
+  let shownRequest = 0;
+  async function showCode(file: string, ranges: Range[], keyLines: number[][], rangeText: string): Promise<void> {
+    const request = ++shownRequest;
+    codeBox.setAttribute('aria-busy', 'true');
+    let text: string;
+    try {
+      text = await source.files[file]();
+    } catch (error) {
+      if (request !== shownRequest) return;
+      lineNodes = [];
+      codeBox.replaceChildren(el('p', { class: 'status error' }, `Could not load ${file}: ${error instanceof Error ? error.message : String(error)}`));
+      codeBox.removeAttribute('aria-busy');
+      return;
+    }
+    if (request !== shownRequest) return;
+    const rendered = renderFile(text, ranges, new Set(keyLines.flat()));
+    lineNodes = rendered.lines;
+    codeBox.setAttribute('aria-label', `Source of ${file}, lines ${rangeText} highlighted`);
+    codeBox.replaceChildren(rendered.pre);
+    codeBox.removeAttribute('aria-busy');
+    codeBox.scrollLeft = 0;
+    scrollCodeTo(ranges[0].startLine, ranges[0].endLine);
+  }
+
+  function render(): Promise<void> {
     const op = operations[opIndex];
     const view = op.views[viewIndex];
     const { file, ranges } = resolveView(op, view);
@@ -189,12 +216,7 @@ export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): 
     );
     contracts.hidden = shown.length === 0;
 
-    const rendered = renderFile(source.files[file], ranges, new Set(keyLines.flat()));
-    lineNodes = rendered.lines;
-    codeBox.setAttribute('aria-label', `Source of ${file}, lines ${rangeText} highlighted`);
-    codeBox.replaceChildren(rendered.pre);
-    codeBox.scrollLeft = 0;
-    scrollCodeTo(ranges[0].startLine, ranges[0].endLine);
+    const code = showCode(file, ranges, keyLines, rangeText);
 
     notes.replaceChildren(
       ...view.notes.map((note, i) => {
@@ -208,16 +230,17 @@ export function mountSourceReader(root: HTMLElement, { state }: WidgetContext): 
       }),
     );
     notesTitle.hidden = view.notes.length === 0;
+    return code;
   }
 
   function select(op: number, view: number): void {
     opIndex = op;
     viewIndex = view;
     state.set({ op: operations[op].id, view: view === 0 ? null : view });
-    render();
+    void render();
   }
 
-  render();
+  await render();
   // The code box is laid out only once the widget is in the page; scroll again then.
   requestAnimationFrame(() => {
     const first = resolveView(operations[opIndex], operations[opIndex].views[viewIndex]).ranges[0];
