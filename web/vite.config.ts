@@ -73,7 +73,8 @@ function startEntryAfterFirstFigure(html: string, page: string): string {
   const figure = html.match(/<figure[^>]*data-widget="w0"[\s\S]*?<\/figure>\n/);
   if (!entry || !figure) throw new Error(`start-first-figure-early: ${page} has no ${entry ? 'W0 figure' : 'module script'}`);
   const at = figure.index! + figure[0].length;
-  return `${html.slice(0, at)}<script>import(${JSON.stringify(entry)});</script>\n${html.slice(at)}`;
+  // A failure is the head's module script's to report (it imports the same file).
+  return `${html.slice(0, at)}<script>import(${JSON.stringify(entry)}).catch(() => {});</script>\n${html.slice(at)}`;
 }
 
 function startFirstFigureEarly(): Plugin {
