@@ -36,6 +36,13 @@
 // Usage, after building the page (cd web && npm ci && npm run build):
 //   node web/bench/page-speed.mjs            a table
 //   node web/bench/page-speed.mjs --json     JSON on stdout (the table goes to stderr)
+//   node web/bench/page-speed.mjs --against DIR
+//                                            also another build of the page (a copy of an
+//                                            earlier web/dist), its cold loads interleaved
+//                                            with this one's, one each in turn: on a shared
+//                                            machine whose load moves this figure by 100 ms
+//                                            between runs, the side-by-side medians are the
+//                                            comparison to quote
 // Needs Debian's chromium (scripts/install-deps.sh). Not part of ctest: timings depend on
 // the machine. kB here is 1000 bytes, as in Vite's build report.
 import fs from 'node:fs';
@@ -43,15 +50,21 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 
-import { distDir, openPage, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
+import { distDir, openPage, startServer, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
 import { median, round } from './stats.mjs';
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
-  console.log('usage: node web/bench/page-speed.mjs [--json]');
+  console.log('usage: node web/bench/page-speed.mjs [--json] [--against DIR]');
   process.exit(0);
 }
 const asJson = args.includes('--json');
+const againstAt = args.indexOf('--against');
+const againstDir = againstAt >= 0 ? args[againstAt + 1] : null;
+if (againstAt >= 0 && (!againstDir || !fs.existsSync(path.join(againstDir, 'index.html')))) {
+  console.error(`page-speed: --against needs a folder holding a built page (index.html): ${againstDir ?? 'none given'}`);
+  process.exit(2);
+}
 const out = asJson ? (line) => process.stderr.write(line + '\n') : (line) => console.log(line);
 const progress = (line) => process.stderr.write(`page-speed: ${line}\n`);
 
@@ -147,47 +160,66 @@ function modelGzipBytes(file) {
   return modelGzipSizes.get(file);
 }
 
-async function measureFirstFigure(site, size) {
+/**
+ * One cold load of `url` in a new context, until W0's frame has ended: {frame_at_ms,
+ * ready_at_ms} and what `measure(page, readyAt)` returns, or {skipped: why}.
+ */
+async function coldLoad(browser, url, measure = async () => ({})) {
+  const opened = await openPage(browser, url, { blockNonLocal: false, initScript: watchFirstFigure });
+  try {
+    const handle = await opened.page.waitForFunction(() => window.__pageSpeed, null, { timeout: 30000 }).catch(() => null);
+    const result = handle ? await handle.jsonValue() : null;
+    if (!result) return { skipped: 'W0 was not ready and drawn within 30 s' };
+    if (result.error) return { skipped: `W0 failed to start: ${result.error}` };
+    const measured = await measure(opened.page);
+    if (opened.problems.nonLocalRequests.length) return { skipped: `the page asked for other hosts: ${opened.problems.nonLocalRequests.join(', ')}` };
+    return { frame_at_ms: round(result.frameAt), ready_at_ms: round(result.readyAt), ...measured };
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The milestones of the load, and the files it had fetched when W0 was drawn (resource timing). */
+const milestonesOf = (page) => page.evaluate(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
+  const mark = (name) => performance.getEntriesByName(name, 'mark')[0]?.startTime;
+  const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime;
+  return {
+    fetched_before: performance.getEntriesByType('resource')
+      .filter((r) => r.responseEnd <= window.__pageSpeed.readyAt).map((r) => r.name),
+    response_end_ms: nav?.responseEnd, dom_interactive_ms: nav?.domInteractive,
+    dom_content_loaded_ms: nav?.domContentLoadedEventEnd, load_ms: nav?.loadEventEnd, wasm_loaded_ms: wasm?.responseEnd,
+    first_contentful_paint_ms: paint, script_start_ms: mark('anatomy:script-start'),
+    first_layer_ready_ms: mark('anatomy:first-layer-ready'), w0_near_ms: mark('anatomy:near:w0'), w0_mounted_ms: mark('anatomy:mounted:w0'),
+  };
+});
+
+async function measureFirstFigure(site, size, against) {
   const gzipOf = new Map(size.wasm_js.files.map((f) => [f.file, f]));
-  const runs = [];
+  const runs = [], againstRuns = [];
   for (let i = 0; i < coldLoads; i++) {
-    const opened = await openPage(site.browser, site.url('index.html'), { blockNonLocal: false, initScript: watchFirstFigure });
-    try {
-      const handle = await opened.page
-        .waitForFunction(() => window.__pageSpeed, null, { timeout: 30000 })
-        .catch(() => null);
-      const result = handle ? await handle.jsonValue() : null;
-      if (!result) return { skipped: 'W0 was not ready and drawn within 30 s' };
-      if (result.error) return { skipped: `W0 failed to start: ${result.error}` };
-      const timing = await opened.page.evaluate(() => {
-        const nav = performance.getEntriesByType('navigation')[0];
-        const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
-        const mark = (name) => performance.getEntriesByName(name, 'mark')[0]?.startTime;
-        const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime;
-        return {
-          fetched_before: performance.getEntriesByType('resource')
-            .filter((r) => r.responseEnd <= window.__pageSpeed.readyAt).map((r) => r.name),
-          response_end_ms: nav?.responseEnd, dom_interactive_ms: nav?.domInteractive,
-          dom_content_loaded_ms: nav?.domContentLoadedEventEnd, load_ms: nav?.loadEventEnd, wasm_loaded_ms: wasm?.responseEnd,
-          first_contentful_paint_ms: paint, script_start_ms: mark('anatomy:script-start'),
-          first_layer_ready_ms: mark('anatomy:first-layer-ready'), w0_near_ms: mark('anatomy:near:w0'), w0_mounted_ms: mark('anatomy:mounted:w0'),
-        };
-      });
-      if (opened.problems.nonLocalRequests.length) {
-        return { skipped: `the page asked for other hosts: ${opened.problems.nonLocalRequests.join(', ')}` };
-      }
-      const { fetched_before: fetched, ...milestones } = timing;
-      const files = fetched.filter((url) => wasmOrJs.test(url)).map(fileOf);
-      const gzipBefore = files.reduce((sum, file) => sum + (gzipOf.get(file)?.gzip_bytes ?? 0), 0);
-      const models = fetched.filter((url) => url.includes('/models/')).map(fileOf);
-      const modelGzip = models.reduce((sum, file) => sum + modelGzipBytes(file), 0);
-      runs.push({ first_figure_ms: round(result.frameAt), w0_ready_ms: round(result.readyAt), ...Object.fromEntries(
-        Object.entries(milestones).map(([k, v]) => [k, v === undefined ? null : round(v)])), gzip_before: gzipBefore, files_before: files,
-      model_files_before: models, model_gzip_before: modelGzip });
-      progress(`cold load ${i + 1}/${coldLoads}: first figure at ${round(result.frameAt)} ms`);
-    } finally {
-      await opened.close();
-    }
+    // With --against, the two builds take turns going first (a load may run slower
+    // just after another's context closes).
+    const loadAgainst = async () => {
+      const other = await coldLoad(site.browser, `${against.origin}/index.html`);
+      if (!other.skipped) againstRuns.push(other.frame_at_ms);
+      return other.skipped;
+    };
+    const againstFailed = against && i % 2 === 0 ? await loadAgainst() : null;
+    const load = await coldLoad(site.browser, site.url('index.html'), milestonesOf);
+    if (load.skipped) return { skipped: load.skipped };
+    const failed = againstFailed ?? (against && i % 2 === 1 ? await loadAgainst() : null);
+    if (failed) return { skipped: `--against ${against.root}: ${failed}` };
+    const { frame_at_ms: frameAt, ready_at_ms: readyAt, fetched_before: fetched, ...milestones } = load;
+    const files = fetched.filter((url) => wasmOrJs.test(url)).map(fileOf);
+    const gzipBefore = files.reduce((sum, file) => sum + (gzipOf.get(file)?.gzip_bytes ?? 0), 0);
+    const models = fetched.filter((url) => url.includes('/models/')).map(fileOf);
+    const modelGzip = models.reduce((sum, file) => sum + modelGzipBytes(file), 0);
+    runs.push({ first_figure_ms: frameAt, w0_ready_ms: readyAt, ...Object.fromEntries(
+      Object.entries(milestones).map(([k, v]) => [k, v === undefined ? null : round(v)])), gzip_before: gzipBefore, files_before: files,
+    model_files_before: models, model_gzip_before: modelGzip });
+    progress(`cold load ${i + 1}/${coldLoads}: first figure at ${frameAt} ms` + (against ? ` (--against: ${againstRuns.at(-1)} ms)` : ''));
   }
   const value = median(runs.map((r) => r.first_figure_ms));
   // Where the time went: the median of each milestone over the cold loads.
@@ -198,7 +230,9 @@ async function measureFirstFigure(site, size) {
   }));
   const before = median(runs.map((r) => r.gzip_before));
   const beforeRun = runs.find((r) => r.gzip_before === before) ?? runs[0];
+  const compared = against && { dist: against.root, median_ms: round(median(againstRuns)), runs_ms: againstRuns };
   return {
+    ...(compared ? { against: compared } : {}),
     median_ms: round(value), target_ms: targets.firstFigureMs, met: value < targets.firstFigureMs, breakdown,
     gzip_before_bytes: before, gzip_before_target_bytes: targets.beforeFirstFigureGzipBytes,
     gzip_before_with_model_bytes: before + beforeRun.model_gzip_before,
@@ -460,6 +494,7 @@ function table(result) {
   if (!fh.skipped) {
     const order = Object.entries(fh.breakdown).filter(([, v]) => v !== null).sort((a, b) => a[1] - b[1]);
     for (const [name, ms] of order) rows.push([`  ${name.replace(/_ms$/, '').replaceAll('_', ' ')} (median)`, `${ms} ms`, '', '']);
+    if (fh.against) rows.push([`  --against ${fh.against.dist}, its loads interleaved with these (median)`, `${fh.against.median_ms} ms`, '', '']);
     rows.push(['wasm + JS index.html had fetched by then, gzip -9', kB(fh.gzip_before_bytes), '', '']);
     for (const f of fh.files_before) rows.push([`  ${f}`, '', '', '']);
     rows.push(['  with the model files it had fetched', kB(fh.gzip_before_with_model_bytes), `< ${kB(targets.beforeFirstFigureGzipBytes)}`,
@@ -511,7 +546,12 @@ try {
     targets,
     size: measureSize(dist),
   };
-  result.first_figure = await measureFirstFigure(site, result.size);
+  const against = againstDir ? await startServer(againstDir) : null;
+  try {
+    result.first_figure = await measureFirstFigure(site, result.size, against);
+  } finally {
+    await against?.close();
+  }
   progress('scrolling through each page');
   result.scrolled_through = await measureScrolledThrough(site, result.size);
   progress('timing W1 updates');
