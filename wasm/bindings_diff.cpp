@@ -1,6 +1,7 @@
-// attn diff in wasm (attention_diff): a module of its own, loaded only when a
-// learner opens a file of their tensors in the trace viewer, so no chapter pays
-// for it (the reader, the float64 forward and the mistakes add about 40 kB gzipped).
+// attn diff in wasm, in the trace viewer's module (attention_trace_viewer, with the
+// trace and the checkpoint export of bindings_trace.cpp): loaded only when a reader
+// uses one of them, so no chapter pays for it (the reader, the float64 forward and
+// the mistakes add about 40 kB gzipped).
 //
 //   diff(options, bytes)   {tokens: [[ids], ...], seed: 1, cached: 0 (the first N tokens
 //                          through the KV cache first)}; the bytes of an .npz or
@@ -9,8 +10,8 @@
 //                             for the checkpoint `attn export-checkpoint --seed` writes,
 //                             with the first divergence's block: {theirs, ours} to draw
 //   checkpointConfig(options) {seed: 1} -> the config.json `attn export-checkpoint` writes
-//                          beside model.safetensors (whose bytes attention_core's
-//                          exportCheckpoint gives): the checkpoint a learner runs
+//                          beside model.safetensors (whose bytes exportCheckpoint
+//                          gives): the checkpoint a learner runs
 //   Bad input answers {"error": "..."}, the same one line the CLI prints.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>

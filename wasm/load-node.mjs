@@ -16,7 +16,7 @@ export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 
 
 // Loads one of the wasm preset's modules: 'attention_core' (what the chapters use),
 // 'attention_judge' (the exercise judge), 'attention_trained' (the page's trained-model widget), 'attention_train' (training),
-// 'attention_diff' (attn diff for the trace viewer) or 'attention_bench' (the CPU
+// 'attention_trace_viewer' (the trace viewer's trace, checks, checkpoint export and attn diff) or 'attention_bench' (the CPU
 // benchmark, tools/bench-wasm.mjs).
 export async function loadModule(name, dir = wasmDir) {
   const js = path.join(dir, `${name}.js`);
@@ -58,8 +58,8 @@ export function loadTrain(dir = wasmDir) {
   return loadModule('attention_train', dir);
 }
 
-export function loadDiff(dir = wasmDir) {
-  return loadModule('attention_diff', dir);
+export function loadTraceViewer(dir = wasmDir) {
+  return loadModule('attention_trace_viewer', dir);
 }
 
 export function loadFirstLayer(dir = wasmDir) {

@@ -118,14 +118,14 @@ const values = async (page, name) => JSON.parse(await page.getByTestId(`w8-diff-
 test('the check loads attn diff only when used; a correct file agrees everywhere', async (t) => {
   if (needsNumpy(t)) return;
   const { page, problems, fetched } = await openW8(t);
-  const early = (await fetched()).filter((url) => /attention_diff|diff-panel|diff-core/.test(url));
+  const early = (await fetched()).filter((url) => /attention_trace_viewer|diff-panel|trace-viewer-core/.test(url));
   assert.deepEqual(early, [], 'the chapter fetched attn diff or its code before the check was used');
   assert.match(await page.getByTestId('w8-diff-shapes').textContent(), /1 sequence of 8 tokens .*\[1, 4, 8, 8\] q, q_rope, heads; \[1, 2, 8, 8\] k, v, k_rope/);
 
   const status = await check(page, path.join(workDir, 'correct.npz'));
   assert.equal(status.kind, 'info', status.text);
   assert.match(status.text, /^Checked correct\.npz \(.* kB\) against the core: seed 1, 1 × 8 tokens\.$/);
-  assert.ok((await fetched()).some((url) => /attention_diff[^/]*\.wasm$/.test(url)), 'the diff module was not fetched on use');
+  assert.ok((await fetched()).some((url) => /attention_trace_viewer[^/]*\.wasm$/.test(url)), 'the diff module was not fetched on use');
   const report = native['correct.npz'];
   assert.equal(report.agrees, true);
   assert.equal(await page.getByTestId('w8-diff-verdict').textContent(), 'Every tensor you gave agrees with the core.');
@@ -279,7 +279,7 @@ test('bad input gets the core\'s one-line message; the report stays and the chec
 
 test('the checkpoint the page offers is attn export-checkpoint\'s: model.safetensors byte for byte, the same config.json', async (t) => {
   const { page, problems, fetched } = await openW8(t);
-  assert.deepEqual((await fetched()).filter((url) => /attention_diff|diff-panel|diff-core/.test(url)), [], 'attn diff was fetched before use');
+  assert.deepEqual((await fetched()).filter((url) => /attention_trace_viewer|diff-panel|trace-viewer-core/.test(url)), [], 'the trace viewer\'s module was fetched before use');
   const save = async (testId) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()]);
     const file = path.join(workDir, `downloaded-${download.suggestedFilename()}`);
@@ -290,7 +290,7 @@ test('the checkpoint the page offers is attn export-checkpoint\'s: model.safeten
   assert.equal(weights.name, 'model.safetensors');
   assert.ok(weights.bytes.equals(fs.readFileSync(path.join(model, 'model.safetensors'))), 'model.safetensors differs from attn export-checkpoint\'s');
   assert.match(await page.getByTestId('w8-diff-status').textContent(), new RegExp(`seed 1, float32, ${weights.bytes.length.toLocaleString('en')} bytes`));
-  assert.deepEqual((await fetched()).filter((url) => /attention_diff/.test(url)), [], 'the weights come from the chapter\'s core');
+  assert.ok((await fetched()).some((url) => /attention_trace_viewer[^/]*\.wasm$/.test(url)), 'the weights come from the trace viewer\'s module, fetched on use');
 
   const config = await save('w8-diff-config');
   assert.equal(config.name, 'config.json');

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadDiff } from './load_core.mjs';
+import { loadTraceViewer } from './load_core.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
@@ -36,7 +36,7 @@ test('the wasm diff gives attn diff\'s report on the same files', async () => {
   try {
     const model = path.join(tmp, 'tiny');
     execFileSync(attn, ['export-checkpoint', model], { stdio: 'ignore' }); // seed 1, as the wasm default
-    const module = await loadDiff();
+    const module = await loadTraceViewer();
     // Every mistake the NumPy learner has, on the page's checkpoint (the seeded tiny model):
     // all but the two that need another checkpoint (eps 0.5; an lm_head of its own), which
     // the command line's tests cover. The cache's two after 3 cached tokens.

@@ -1,7 +1,8 @@
 // The two chapters' modules, each with what its own widgets call and nothing more:
 // the notebook's (attention_notebook: bindings_config, bindings_lessons, bindings_session)
-// and chapter 1's (attention_core: the explorer's forward, the trace, the checks, RoPE,
-// the Shakespeare checkpoint, and bindings_config too). What they share answers alike;
+// and chapter 1's (attention_core: the explorer's forward, RoPE, the Shakespeare
+// checkpoint, and bindings_config too; the trace and the checks are the trace viewer's,
+// wasm_matches_native.test.mjs). What they share answers alike;
 // the notebook's own exports are held to closed forms and to a plain JavaScript
 // reference, and its KV stepper's cached logits to chapter 1's full forward, another
 // module's path through the same weights.
@@ -89,7 +90,7 @@ test("the KV stepper's cached logits equal chapter 1's full forward of the same 
 });
 
 test('each module leaves out what only the other chapter calls', () => {
-  for (const name of ['forward', 'trace', 'verify', 'exportCheckpoint', 'ropeAngles', 'ropeRotate', 'ropeScores', 'CheckpointSession']) {
+  for (const name of ['forward', 'ropeAngles', 'ropeRotate', 'ropeScores', 'CheckpointSession']) {
     assert.equal(typeof core[name], 'function', `attention_core lost ${name}`);
     assert.equal(notebook[name], undefined, `attention_notebook has ${name}: it should be chapter 1's alone`);
   }

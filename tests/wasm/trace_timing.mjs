@@ -1,13 +1,13 @@
-// How long one trace() takes in Node: `attn verify`'s default input (6 tokens,
+// How long one trace() (the trace viewer's module) takes in Node: `attn verify`'s default input (6 tokens,
 // batch 2, seed 1). The first call runs V8's baseline wasm code; we report it,
 // warm up five more calls (V8 tiers hot functions up to optimised code), then
 // take the median of 20. Not a test; run by hand:
 //   node tests/wasm/trace_timing.mjs
 import { performance } from 'node:perf_hooks';
 
-import { loadCore } from './load_core.mjs';
+import { loadTraceViewer } from './load_core.mjs';
 
-const core = await loadCore();
+const core = await loadTraceViewer();
 const options = JSON.stringify({ tokens: [1, 2, 3, 4, 5, 6], batch: 2, seed: 1 });
 const first = performance.now();
 core.trace(options);

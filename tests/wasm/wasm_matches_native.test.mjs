@@ -1,4 +1,6 @@
-// The wasm core against the native `attn` built from the same sources.
+// The wasm core against the native `attn` built from the same sources: chapter 1's
+// module (attention_core: forward, config, cachePayload) and the trace viewer's
+// (attention_trace_viewer: trace, verify, exportCheckpoint).
 //
 //   weights:  exportCheckpoint bytes == `attn export-checkpoint` model.safetensors, byte for byte
 //   traces:   trace() == `attn verify --export-trace`, every probability and logit within 1e-6
@@ -13,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { loadCore, wasmDir } from './load_core.mjs';
+import { loadCore, loadTraceViewer, wasmDir } from './load_core.mjs';
 
 const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 const attnPath = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
@@ -28,10 +30,14 @@ const attnPath = process.env.ATTN || path.join(repo, 'build', 'native', 'native'
 // bound must become relative, |a - b| <= 1e-6 * max(1, |b|).
 const tolerance = 1e-6;
 
-let corePromise;
+let corePromise, traceViewerPromise;
 function core() {
   corePromise ??= loadCore();
   return corePromise;
+}
+function traceViewer() {
+  traceViewerPromise ??= loadTraceViewer();
+  return traceViewerPromise;
 }
 
 function scratchDir(t) {
@@ -73,8 +79,16 @@ test('the wasm build loads', async () => {
   assert.equal(build.platform, 'wasm', `loaded from ${wasmDir}`);
 });
 
+test('chapter 1\'s module leaves the trace viewer\'s tools to the trace viewer\'s module', async () => {
+  const [m, tv] = await Promise.all([core(), traceViewer()]);
+  for (const name of ['trace', 'verify', 'exportCheckpoint']) {
+    assert.equal(typeof tv[name], 'function', `attention_trace_viewer lost ${name}`);
+    assert.equal(m[name], undefined, `attention_core has ${name}: chapter 1 loads it as a reader scrolls, and only W8's buttons call it`);
+  }
+});
+
 test('exported weights are bit-identical to attn export-checkpoint', async (t) => {
-  const m = await core();
+  const m = await traceViewer();
   const exported = [];
   for (const seed of [1, 42]) {
     const dir = path.join(scratchDir(t), `seed-${seed}`);
@@ -102,7 +116,7 @@ for (const options of traceCases) {
   const label = `${options.tokens.length} tokens, batch ${options.batch}, seed ${options.seed}`;
 
   test(`trace agrees with attn verify --export-trace (${label})`, async (t) => {
-    const m = await core();
+    const m = await traceViewer();
     const file = path.join(scratchDir(t), 'trace.json');
     // Exit 1 means a check failed; the trace is still written and compared below.
     attn(['verify', '--tokens', options.tokens.join(','), '--batch', String(options.batch),
@@ -141,15 +155,15 @@ for (const options of traceCases) {
 }
 
 test('verify, forward, config and cachePayload agree with the trace', async () => {
-  const m = await core();
+  const [m, tv] = await Promise.all([core(), traceViewer()]);
   const options = traceCases[1];
-  const trace = call(m.trace, options);
+  const trace = call(tv.trace, options);
 
-  const verified = call(m.verify, options);
+  const verified = call(tv.verify, options);
   assert.deepEqual(verified.checks, trace.checks);
   assert.equal(verified.all_passed, trace.all_checks_passed);
 
-  // Same module, same operations: the page's forward pass must reproduce the trace exactly.
+  // Another module, the same operations: the page's forward pass must reproduce the trace exactly.
   const forward = call(m.forward, { tokens: trace.tokens, seed: options.seed, capture: true });
   assert.equal(maxAbsDiff(forward.logits, trace.logits, 'logits'), 0);
   assert.deepEqual(forward.positions, trace.positions);
@@ -176,7 +190,8 @@ test('verify, forward, config and cachePayload agree with the trace', async () =
 });
 
 test('bad input from JavaScript returns {error} with a readable message', async () => {
-  const m = await core();
+  const [m, tv] = await Promise.all([core(), traceViewer()]);
+  const owner = (fn) => (['trace', 'verify'].includes(fn) ? tv : m);
   const cases = [
     ['trace', { tokens: [1, 99] }, /token id 99 .*outside the vocabulary \[0, 31\]/],
     ['trace', { tokens: [] }, /at least one token id/],
@@ -203,16 +218,17 @@ test('bad input from JavaScript returns {error} with a readable message', async 
   ];
   for (const [fn, input, pattern] of cases) {
     const text = typeof input === 'string' ? input : JSON.stringify(input);
-    const result = JSON.parse(m[fn](text));
+    const result = JSON.parse(owner(fn)[fn](text));
     const what = `${fn}(${text})`;
     assert.deepEqual(Object.keys(result), ['error'], `${what} returned ${JSON.stringify(result).slice(0, 200)}`);
     assert.match(result.error, pattern, `${what}: message was "${result.error}"`);
   }
 
-  const bytes = m.exportCheckpoint(JSON.stringify({ seed: -1 }));
+  const bytes = tv.exportCheckpoint(JSON.stringify({ seed: -1 }));
   assert.ok(!(bytes instanceof Uint8Array), 'exportCheckpoint({seed: -1}) returned bytes');
   assert.match(bytes.error, /seed must be a non-negative integer/);
 
-  // The module survives every error above.
-  assert.equal(call(m.verify, { tokens: [1, 2, 3] }).all_passed, true);
+  // Both modules survive every error above.
+  assert.equal(call(tv.verify, { tokens: [1, 2, 3] }).all_passed, true);
+  assert.equal(call(m.forward, { tokens: [[1, 2, 3]] }).logits[0].length, 3);
 });

@@ -22,10 +22,11 @@ declare module '@wasm/attention_train.js' {
   export default createAnatomyTrain;
 }
 
-// attn diff (wasm/bindings_diff.cpp), loaded only when a learner checks their tensors in the trace viewer.
-declare module '@wasm/attention_diff.js' {
-  const createAnatomyDiff: (options?: Record<string, unknown>) => Promise<unknown>;
-  export default createAnatomyDiff;
+// The trace viewer's tools (wasm/bindings_trace.cpp, bindings_diff.cpp): the trace, the checkpoint
+// export and attn diff, loaded only when a reader uses one of them.
+declare module '@wasm/attention_trace_viewer.js' {
+  const createAnatomyTraceViewer: (options?: Record<string, unknown>) => Promise<unknown>;
+  export default createAnatomyTraceViewer;
 }
 
 // The exercise judge (wasm/bindings_judge.cpp), loaded only by the exercises page.

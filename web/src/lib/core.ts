@@ -7,7 +7,7 @@
 // This file loads neither, so importing CoreError or a type costs no module's glue.
 import type {
   BuildInfo, CachePayload, Cost, CostOptions, ForwardOptions, ForwardResult, Lookup,
-  LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult, Trace, TraceOptions, VerifyResult,
+  LookupOptions, MaskSpec, ModelConfig, RopePairing, StepReport, TileResult,
 } from './core-types';
 import { unwrapResult } from './wasm-result';
 
@@ -25,13 +25,12 @@ export interface DecodeSession {
   delete(): void;
 }
 
-/** Every export the chapters use, typed (the exercise judge is lib/judge-core.ts). */
+/**
+ * Every export the chapters' modules have, typed (the exercise judge is lib/judge-core.ts;
+ * the trace, the checks and the checkpoint export are the trace viewer's, lib/trace-viewer-core.ts).
+ */
 export interface Core {
-  trace(options?: TraceOptions): Trace;
-  verify(options?: TraceOptions): VerifyResult;
   forward(options: ForwardOptions): ForwardResult;
-  /** model.safetensors (float32), as `attn export-checkpoint` writes it. */
-  exportCheckpoint(options?: { seed?: number }): Uint8Array;
   config(preset: string): ModelConfig;
   cachePayload(config: ModelConfig): CachePayload;
   buildInfo(): BuildInfo;
@@ -65,10 +64,7 @@ export function bindCore(loaded: unknown, module: string): Core {
   };
   const json = JSON.stringify;
   return {
-    trace: (options = {}) => run('trace', json(options)),
-    verify: (options = {}) => run('verify', json(options)),
     forward: (options) => run('forward', json(options)),
-    exportCheckpoint: (options = {}) => run('exportCheckpoint', json(options)),
     config: (preset) => run('config', preset),
     cachePayload: (config) => run('cachePayload', json(config)),
     buildInfo: () => run('buildInfo'),

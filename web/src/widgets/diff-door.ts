@@ -1,10 +1,10 @@
 // W8's second part: check your own Llama against the core, as `attn diff` does.
-// The learner takes the checkpoint the page has (model.safetensors from the chapter's
-// core, config.json from attn diff's module), runs their model on the token ids
-// given here, saves its intermediate tensors and opens the file. This file is only
+// The learner takes the checkpoint the page has (model.safetensors and config.json,
+// from the trace viewer's module, lib/trace-viewer-core.ts), runs their model on the
+// token ids given here, saves its intermediate tensors and opens the file. This file is only
 // the door: the ids, the seed, the shapes the tensors must have, the downloads and
-// the file input. The wasm diff, the report and its heatmaps (diff-panel.ts) load
-// when the learner opens a file or asks for config.json, so the chapter fetches
+// the file input. The wasm module, the report and its heatmaps (diff-panel.ts) load
+// when the learner opens a file or asks for either file, so the chapter fetches
 // nothing more for them until then.
 import './diff.css';
 import type { ModelConfig } from '../lib/core';
@@ -147,11 +147,13 @@ export function diffDoor(context: WidgetContext): DiffDoor {
 
   const refuse = (what: string, error: unknown) =>
     setStatus(status, `Could not ${what}: ${error instanceof Error ? error.message : String(error)}`, 'error');
-  modelButton.addEventListener('click', () => {
+  modelButton.addEventListener('click', async () => {
     const seed = readSeed();
     if (seed === null) return refuse('save model.safetensors', new Error(seedError));
     try {
-      const bytes = context.core.exportCheckpoint({ seed });
+      setStatus(status, 'Loading the checkpoint writer…');
+      const { loadTraceViewerCore } = await import('../lib/trace-viewer-core');
+      const bytes = (await loadTraceViewerCore()).exportCheckpoint(seed);
       download(new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }), 'model.safetensors');
       setStatus(status, `Saved model.safetensors: the tiny model with seed ${seed}, float32, ${groupDigits(bytes.length)} bytes.`);
     } catch (error) {
@@ -162,9 +164,9 @@ export function diffDoor(context: WidgetContext): DiffDoor {
     const seed = readSeed();
     if (seed === null) return refuse('save config.json', new Error(seedError));
     try {
-      setStatus(status, 'Loading attn diff…');
-      const { loadDiff } = await import('../lib/diff-core');
-      const checkpointConfig = (await loadDiff()).checkpointConfig(seed);
+      setStatus(status, 'Loading the checkpoint writer…');
+      const { loadTraceViewerCore } = await import('../lib/trace-viewer-core');
+      const checkpointConfig = (await loadTraceViewerCore()).checkpointConfig(seed);
       download(new Blob([JSON.stringify(checkpointConfig, null, 2) + '\n'], { type: 'application/json' }), 'config.json');
       setStatus(status, "Saved config.json: the tiny model's Hugging Face configuration (the same for every seed).");
     } catch (error) {

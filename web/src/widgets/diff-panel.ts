@@ -3,7 +3,7 @@
 // first diverging tensor drawn (diff-tensors.ts), then every tensor compared
 // (diff-report.ts). The report always comes from the wasm diff, core/diff; the page
 // only lays it out.
-import { loadDiff } from '../lib/diff-core';
+import { loadTraceViewerCore } from '../lib/trace-viewer-core';
 import { el } from '../lib/dom';
 import { comparedParts, verdictLines } from './diff-report';
 import { DiffTensors } from './diff-tensors';
@@ -30,7 +30,7 @@ export class DiffPanel {
    * called, what the panel shows stays as it was.
    */
   async compare(file: LearnerFile, tokens: number[][], seed: number): Promise<() => void> {
-    const report = (await loadDiff()).diff(tokens, seed, file.bytes);
+    const report = (await loadTraceViewerCore()).diff(tokens, seed, file.bytes);
     const d = report.first_divergence;
     const precision = report.compared.find((c) => c.name === d?.tensor)?.precision ?? '';
     const verdict = verdictLines(report, file.name, seed), compared = comparedParts(report);

@@ -2,7 +2,7 @@
 // (native/commands/diff.cpp): the verdict, the first divergence with its layer and
 // index, the mistake it matches (or why none was named), every tensor compared with
 // its errors and tolerance, and the tensors not given.
-import type { ComparedTensor, DiffReport, Divergence } from '../lib/diff-core';
+import type { ComparedTensor, DiffReport, Divergence } from '../lib/trace-viewer-core';
 import { el } from '../lib/dom';
 import { count } from '../lib/words';
 import { formatError } from './trace-summary';

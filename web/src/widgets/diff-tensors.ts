@@ -6,7 +6,7 @@
 // head of the diverging sequence. The row of the diverging position is outlined.
 import { diverging, sequential } from '../lib/colormap';
 import { tabulated } from '../lib/color-table';
-import type { Divergence } from '../lib/diff-core';
+import type { Divergence } from '../lib/trace-viewer-core';
 import { el, formatNumber } from '../lib/dom';
 import { Heatmap, HeatmapData } from '../lib/heatmap';
 

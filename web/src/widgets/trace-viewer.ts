@@ -1,5 +1,6 @@
 // W8, open a trace: a file from `attn verify --export-trace` or `attn probe
-// --output`, or the page's own from the wasm core, checked against the schema and
+// --output`, or the page's own from the wasm core (the trace viewer's module,
+// lib/trace-viewer-core.ts, fetched on that click), checked against the schema and
 // shown with the explorer's heatmaps, its configuration, build and check records.
 // A probe's trace also gets its own summary (prompt, next tokens, continuation,
 // cache against full pass) and a plot of its attention sinks; its token text labels
@@ -141,12 +142,17 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
     }
   };
 
+  // Opening is asynchronous (a file is read, the module fetched): the reader's last choice
+  // wins over one still on its way.
+  let latest = 0;
   const openFile = async (file: File) => {
+    const request = ++latest;
     try {
       checkTraceSize(file.size);
-      show(parseTrace(await file.text()), `${file.name} (${formatFileSize(file.size)})`);
+      const trace = parseTrace(await file.text());
+      if (request === latest) show(trace, `${file.name} (${formatFileSize(file.size)})`);
     } catch (error) {
-      refuse(file.name, error);
+      if (request === latest) refuse(file.name, error);
     }
   };
   fileInput.addEventListener('change', () => {
@@ -154,12 +160,16 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
     if (file) void openFile(file);
     fileInput.value = ''; // choosing the same file again, after fixing it, must fire change
   });
-  ownButton.addEventListener('click', () => {
+  ownButton.addEventListener('click', async () => {
+    const request = ++latest;
     try {
+      setStatus(status, "Computing the page's own trace…");
+      const { loadTraceViewerCore } = await import('../lib/trace-viewer-core');
       // The same defaults as `attn verify`: ids 1..6, batch 2, seed 1.
-      show(validateTrace(context.core.trace()), "the page's own trace (wasm core, ids 1–6, batch 2)");
+      const trace = validateTrace((await loadTraceViewerCore()).trace());
+      if (request === latest) show(trace, "the page's own trace (wasm core, ids 1–6, batch 2)");
     } catch (error) {
-      refuse("the page's own trace", error);
+      if (request === latest) refuse("the page's own trace", error);
     }
   });
   // A trace opens above; a learner's tensors (.npz, .safetensors) go to the check below.
