@@ -266,8 +266,12 @@ test('W8 asks for a trace and shows no empty selects before one is open', async 
   const status = await page.textContent('[data-testid="w8-status"]');
   assert.match(status, /^No trace open yet\. Choose a trace file/);
   assert.equal(await page.isVisible('[data-testid="w8-shown"]'), false);
+  // The display's code (summary, sink plot, the trace's validation) comes with the first trace.
+  const displayFetched = () => page.evaluate(() => performance.getEntriesByType('resource').some((e) => /\/trace-display-[^/]*\.js$/.test(e.name)));
+  assert.equal(await displayFetched(), false, 'the display\'s code was fetched before a trace was opened');
   assert.equal(await chooseFile(page, probeFile).then((s) => s.kind), 'info');
   assert.equal(await page.isVisible('[data-testid="w8-layer"]'), true);
+  assert.equal(await displayFetched(), true, 'the display\'s code was not fetched when a trace opened');
   assertNoProblems(problems, 'index.html, W8 before and after a trace');
 });
 
