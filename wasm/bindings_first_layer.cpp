@@ -1,25 +1,28 @@
 // The chapters' first screen: a trained head of the page's Shakespeare model drawn
 // live from the first-layer slice of its checkpoint (embedding, layer 0's attn_norm,
 // q_proj and k_proj: tools/first-layer-slice.mjs cuts them out of model.safetensors
-// at build time). A module of its own, attention_first_layer, with no JSON library:
-// the page reads the slice's safetensors header and the character vocabulary in
-// web/src/lib/first-layer-core.ts and hands over plain arrays, so the module the
-// first heatmap waits for stays small. The weights still go through the core's own
-// checkpoint boundary (first_layer_from_views: names, shapes, widening, [in, out]).
+// at build time). A module of its own, attention_first_layer, with neither the JSON
+// library nor embind: the page reads the slice's safetensors header and the character
+// vocabulary, and web/src/lib/first-layer-call.mjs writes plain numbers and bytes into
+// this module's memory, so the module the first heatmap waits for, and its glue, stay
+// small. The weights still go through the core's own checkpoint boundary
+// (first_layer_from_views: names, shapes, widening, [in, out]).
 //
-//   firstLayerProbabilities(config, tensors, ids)
-//     config:  config.json's fields as an object (Hugging Face names: vocab_size,
-//              hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
-//              head_dim, intermediate_size, rope_theta, rms_norm_eps), read as
-//              config_from_hf_json reads them: the same defaults (KV heads = query
-//              heads, head_dim = hidden_size / heads, theta 10000, eps 1e-6) and
-//              half-split RoPE pairing
-//     tensors: [{name, shape: [..], bytes: Uint8Array (float32, little-endian)}]
-//     ids:     [T] token ids, BOS first
-//   -> Float32Array [Hq * T * T], layer 0's probabilities, or {error: message}
-#include <emscripten/bind.h>
-#include <emscripten/val.h>
+//   first_layer_probabilities(config, names, ranks, dims, data, sizes, count, ids, T)
+//     config: 9 doubles, config.json's fields in config_fields' order below, NaN for a
+//             field the file lacks; read as config_from_hf_json reads them: the same
+//             defaults (KV heads = query heads, head_dim = hidden_size / heads, theta
+//             10000, eps 1e-6) and half-split RoPE pairing
+//     names:  the `count` tensors' names, each ended by a NUL byte (UTF-8)
+//     ranks:  [count] each tensor's rank; dims: their shapes, one after another
+//     data, sizes: [count] each tensor's float32 bytes (little-endian) and their length
+//     ids:    [T] token ids, BOS first
+//   -> layer 0's probabilities [Hq, T, T] (valid until the next call; there are
+//      first_layer_size() of them), or null, and then first_layer_error() says why.
+#include <emscripten/emscripten.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,77 +32,82 @@
 namespace anatomy::wasm {
 namespace {
 
-using emscripten::val;
+// config.json's field names, in the order the page passes their values.
+constexpr const char* config_fields[] = {"vocab_size",          "hidden_size",         "num_hidden_layers",
+                                         "num_attention_heads", "num_key_value_heads", "head_dim",
+                                         "intermediate_size",   "rope_theta",          "rms_norm_eps"};
+enum Field { vocab, hidden, layers, heads, kv_heads, head_dim, ffn, theta, eps };
 
-int integer_field(const val& config, const char* key) {
-    const val value = config[key];
-    if (value.isUndefined() || value.isNull()) throw InputError(std::string("config.json: missing field '") + key + "'");
-    const double number = value.as<double>();
-    if (!value.isNumber() || number != double(int(number)))
-        throw InputError(std::string("config.json: field '") + key + "' must be an integer");
+bool given(const double* config, Field field) { return !std::isnan(config[field]); }
+
+int integer_field(const double* config, Field field) {
+    const double number = config[field];
+    if (!given(config, field)) throw InputError(std::string("config.json: missing field '") + config_fields[field] + "'");
+    if (number != double(int(number)))
+        throw InputError(std::string("config.json: field '") + config_fields[field] + "' must be an integer");
     return int(number);
 }
 
-double number_field(const val& config, const char* key, double fallback) {
-    const val value = config[key];
-    if (value.isUndefined() || value.isNull()) return fallback;
-    if (!value.isNumber()) throw InputError(std::string("config.json: field '") + key + "' must be a number");
-    return value.as<double>();
-}
-
-ModelConfig config_from_fields(const val& config) {
+ModelConfig config_from_fields(const double* config) {
     ModelConfig c;
     c.name = "checkpoint";
-    c.vocab_size = integer_field(config, "vocab_size");
-    c.hidden_size = integer_field(config, "hidden_size");
-    c.n_layers = integer_field(config, "num_hidden_layers");
-    c.n_heads = integer_field(config, "num_attention_heads");
-    const auto given = [&](const char* key) { return !config[key].isUndefined() && !config[key].isNull(); };
-    c.n_kv_heads = given("num_key_value_heads") ? integer_field(config, "num_key_value_heads") : c.n_heads;
-    c.head_dim = given("head_dim") ? integer_field(config, "head_dim") : (c.n_heads > 0 ? c.hidden_size / c.n_heads : 0);
-    c.ffn_size = integer_field(config, "intermediate_size");
-    c.rope_theta = number_field(config, "rope_theta", 10000.0);
-    c.rms_norm_eps = number_field(config, "rms_norm_eps", 1e-6);
+    c.vocab_size = integer_field(config, vocab);
+    c.hidden_size = integer_field(config, hidden);
+    c.n_layers = integer_field(config, layers);
+    c.n_heads = integer_field(config, heads);
+    c.n_kv_heads = given(config, kv_heads) ? integer_field(config, kv_heads) : c.n_heads;
+    c.head_dim = given(config, head_dim) ? integer_field(config, head_dim) : (c.n_heads > 0 ? c.hidden_size / c.n_heads : 0);
+    c.ffn_size = integer_field(config, ffn);
+    c.rope_theta = given(config, theta) ? config[theta] : 10000.0;
+    c.rms_norm_eps = given(config, eps) ? config[eps] : 1e-6;
     c.rope_pairing = RopePairing::half_split;
     c.tie_embeddings = true;
     require_valid(c);
     return c;
 }
 
-val first_layer_probabilities_js(const val& config_fields, const val& tensors, const val& ids_js) {
-    try {
-        const ModelConfig config = config_from_fields(config_fields);
-        // The views point into `bytes`, which must outlive them.
-        std::vector<std::vector<std::uint8_t>> bytes;
-        TensorViews views;
-        const int count = tensors["length"].as<int>();
-        bytes.reserve(std::size_t(count));
-        for (int i = 0; i < count; ++i) {
-            const val tensor = tensors[i];
-            bytes.push_back(emscripten::convertJSArrayToNumberVector<std::uint8_t>(tensor["bytes"]));
-            const std::vector<std::size_t> shape = emscripten::convertJSArrayToNumberVector<std::size_t>(tensor["shape"]);
-            TensorView view{tensor["name"].as<std::string>(), bytes.back().data(), DType::f32, shape};
-            if (view.size_bytes() != bytes.back().size())
-                throw InputError("first-layer.safetensors: tensor '" + view.name + "' has " + std::to_string(bytes.back().size()) +
-                                 " bytes, its shape needs " + std::to_string(view.size_bytes()));
-            views.push_back(std::move(view));
-        }
-        const FirstLayerAttentionWeights weights = first_layer_from_views(config, views, "first-layer.safetensors");
-        const std::vector<std::int32_t> ids = emscripten::convertJSArrayToNumberVector<std::int32_t>(ids_js);
-        TokenIds tokens({1, ids.size()});
-        std::copy(ids.begin(), ids.end(), tokens.begin());
-        const Tensor4<float> probs = first_layer_probabilities(config, weights, tokens);  // [1, Hq, T, T]
-        return val::global("Float32Array").new_(val(emscripten::typed_memory_view(probs.size(), probs.data())));
-    } catch (const std::exception& e) {
-        val error = val::object();
-        error.set("error", std::string(e.what()));
-        return error;
-    }
-}
+std::vector<float> probabilities;  // the last answer, [Hq * T * T]
+std::string error;                 // why the last call answered null
 
 }  // namespace
 }  // namespace anatomy::wasm
 
-EMSCRIPTEN_BINDINGS(anatomy_first_layer) {
-    emscripten::function("firstLayerProbabilities", &anatomy::wasm::first_layer_probabilities_js);
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE const float* first_layer_probabilities(const double* config_values, const char* names,
+                                                            const std::int32_t* ranks, const std::int32_t* dims,
+                                                            const std::uint8_t* const* data, const std::int32_t* sizes,
+                                                            std::int32_t count, const std::int32_t* ids, std::int32_t T) {
+    using namespace anatomy;
+    using namespace anatomy::wasm;
+    try {
+        const ModelConfig config = config_from_fields(config_values);
+        TensorViews views;
+        for (std::int32_t i = 0; i < count; ++i) {
+            const std::string name(names);
+            names += name.size() + 1;
+            const std::vector<std::size_t> shape(dims, dims + ranks[i]);
+            dims += ranks[i];
+            TensorView view{name, data[i], DType::f32, shape};
+            if (view.size_bytes() != std::size_t(sizes[i]))
+                throw InputError("first-layer.safetensors: tensor '" + name + "' has " + std::to_string(sizes[i]) +
+                                 " bytes, its shape needs " + std::to_string(view.size_bytes()));
+            views.push_back(std::move(view));
+        }
+        const FirstLayerAttentionWeights weights = first_layer_from_views(config, views, "first-layer.safetensors");
+        TokenIds tokens({1, std::size_t(T)});
+        std::copy(ids, ids + T, tokens.begin());
+        const Tensor4<float> probs = anatomy::first_layer_probabilities(config, weights, tokens);  // [1, Hq, T, T]
+        probabilities.assign(probs.begin(), probs.end());
+        return probabilities.data();
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
 }
+
+EMSCRIPTEN_KEEPALIVE std::int32_t first_layer_size() { return std::int32_t(anatomy::wasm::probabilities.size()); }
+
+EMSCRIPTEN_KEEPALIVE const char* first_layer_error() { return anatomy::wasm::error.c_str(); }
+
+}  // extern "C"

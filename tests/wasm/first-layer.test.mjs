@@ -1,7 +1,8 @@
 // The first screen's model (wasm/bindings_first_layer.cpp, attention_first_layer) on the
 // first-layer slice the build cuts from the shipped Shakespeare checkpoint
-// (web/tools/first-layer-slice.mjs), with the page's own header reader and character
-// ids (web/src/lib/safetensors.mjs, character-ids.mjs): layer 0's probabilities and the
+// (web/tools/first-layer-slice.mjs), with the page's own header reader, character ids
+// and call into the module (web/src/lib/safetensors.mjs, character-ids.mjs,
+// first-layer-call.mjs): layer 0's probabilities and the
 // ids must equal, to the bit, the whole checkpoint's forward in attention_core (the
 // module the Shakespeare sections use), and bad slices and text must be refused by name.
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadCore, loadFirstLayer } from './load_core.mjs';
 import { characterVocabulary, CharacterError } from '../../web/src/lib/character-ids.mjs';
+import { firstLayerProbabilities } from '../../web/src/lib/first-layer-call.mjs';
 import { readSafetensors, SafetensorsError, writeSafetensors } from '../../web/src/lib/safetensors.mjs';
 import { firstLayerSlice, firstLayerTensors } from '../../web/tools/first-layer-slice.mjs';
 
@@ -50,7 +52,7 @@ test('layer 0 from the slice is the whole checkpoint\'s layer 0, bit for bit, wi
     const ids = vocabulary.ids(text);
     const expected = forward(text);
     assert.deepEqual(ids, expected.tokens[0], `ids of ${JSON.stringify(text)}`);
-    const probs = module.firstLayerProbabilities(config, slice, ids);
+    const probs = firstLayerProbabilities(module, config, slice, ids);
     assert.ok(probs instanceof Float32Array, probs.error);
     const layer0 = expected.layers[0].probabilities[0];  // [Hq][T][T]
     const T = ids.length;
@@ -67,11 +69,11 @@ test('a changed weight changes the probabilities (the comparison can fail)', asy
   const module = await loadFirstLayer();
   const tensors = readSafetensors(firstLayerSlice(model)).tensors;
   const ids = characterVocabulary(tokenizer, 63).ids(texts[0]);
-  const before = module.firstLayerProbabilities(config, tensors, ids);
+  const before = firstLayerProbabilities(module, config, tensors, ids);
   const wk = tensors.find((t) => t.name.endsWith('k_proj.weight'));
   const changed = new Uint8Array(wk.bytes);
   new DataView(changed.buffer).setFloat32(0, new DataView(changed.buffer).getFloat32(0, true) + 0.25, true);
-  const after = module.firstLayerProbabilities(config, tensors.map((t) => (t === wk ? { ...t, bytes: changed } : t)), ids);
+  const after = firstLayerProbabilities(module, config, tensors.map((t) => (t === wk ? { ...t, bytes: changed } : t)), ids);
   assert.ok(before.some((p, i) => p !== after[i]));
 });
 
@@ -80,19 +82,22 @@ test('bad slices, configs and text are refused by name', async () => {
   const tensors = readSafetensors(firstLayerSlice(model)).tensors;
   const ids = [0, 20, 54];
   const error = (out) => (out instanceof Float32Array ? '(no error)' : out.error);
-  assert.equal(error(module.firstLayerProbabilities(config, tensors.filter((t) => !t.name.endsWith('q_proj.weight')), ids)),
+  assert.equal(error(firstLayerProbabilities(module, config, tensors.filter((t) => !t.name.endsWith('q_proj.weight')), ids)),
     "first-layer.safetensors: missing tensor 'model.layers.0.self_attn.q_proj.weight'");
-  assert.match(error(module.firstLayerProbabilities({ ...config, hidden_size: 32 }, tensors, ids)),
+  assert.match(error(firstLayerProbabilities(module, { ...config, hidden_size: 32 }, tensors, ids)),
     /first-layer.safetensors: tensor 'model.embed_tokens.weight' has shape \[66, 64\], config implies \[66, 32\]/);
-  assert.match(error(module.firstLayerProbabilities({ ...config, head_dim: 1.5 }, tensors, ids)), /'head_dim' must be an integer/);
+  assert.match(error(firstLayerProbabilities(module, { ...config, head_dim: 1.5 }, tensors, ids)), /'head_dim' must be an integer/);
+  const { vocab_size: ___, ...noVocab } = config;
+  assert.equal(error(firstLayerProbabilities(module, noVocab, tensors, ids)), "config.json: missing field 'vocab_size'");
+  assert.equal(error(firstLayerProbabilities(module, { ...config, rope_theta: '1e4' }, tensors, ids)), "config.json: field 'rope_theta' must be a number");
   // config_from_hf_json's defaults: head_dim = hidden_size / heads (16 here, as given), KV heads = query heads.
   const { head_dim: _, ...noHeadDim } = config;
-  assert.deepEqual(module.firstLayerProbabilities(noHeadDim, tensors, ids), module.firstLayerProbabilities(config, tensors, ids));
+  assert.deepEqual(firstLayerProbabilities(module, noHeadDim, tensors, ids), firstLayerProbabilities(module, config, tensors, ids));
   const { num_key_value_heads: __, ...noKvHeads } = config;
-  assert.match(error(module.firstLayerProbabilities(noKvHeads, tensors, ids)), /k_proj.weight' has shape \[32, 64\], config implies \[64, 64\]/);
+  assert.match(error(firstLayerProbabilities(module, noKvHeads, tensors, ids)), /k_proj.weight' has shape \[32, 64\], config implies \[64, 64\]/);
   const cut = tensors.map((t, i) => (i === 0 ? { ...t, bytes: t.bytes.subarray(4) } : t));
-  assert.match(error(module.firstLayerProbabilities(config, cut, ids)), /has 16892 bytes, its shape needs 16896/);
-  assert.match(error(module.firstLayerProbabilities(config, tensors, [0, 66])), /66/);
+  assert.match(error(firstLayerProbabilities(module, config, cut, ids)), /has 16892 bytes, its shape needs 16896/);
+  assert.match(error(firstLayerProbabilities(module, config, tensors, [0, 66])), /66/);
 
   const vocabulary = characterVocabulary(tokenizer, 63);
   assert.throws(() => vocabulary.ids('café'), (e) => e instanceof CharacterError && /never saw "é"/.test(e.message));

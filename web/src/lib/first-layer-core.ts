@@ -1,6 +1,7 @@
 // The first screen's model: layer 0 of the page's Shakespeare model, from the
 // first-layer slice of its checkpoint (web/tools/first-layer-slice.mjs), computed by
-// the core in its own small module (wasm/bindings_first_layer.cpp, no JSON library).
+// the core in its own small module (wasm/bindings_first_layer.cpp: no JSON library, no
+// embind; called through first-layer-call.mjs).
 // Here: fetching the three files, reading the slice's header and the character
 // vocabulary, and turning text into ids (BOS, then one id per character, as
 // attn train's tokenizer does; tests/wasm/first-layer.test.mjs holds both the ids and
@@ -9,6 +10,7 @@ import createAnatomyFirstLayer from '@wasm/attention_first_layer.js';
 import wasmUrl from '@wasm/attention_first_layer.wasm?url';
 import { characterVocabulary, CharacterError } from './character-ids.mjs';
 import { takeEarlyFetch } from './early-start';
+import { firstLayerProbabilities, type FirstLayerModule } from './first-layer-call.mjs';
 import { readSafetensors, SafetensorsTensor } from './safetensors.mjs';
 import { moduleLoader } from './wasm-compile';
 
@@ -36,11 +38,7 @@ export interface FirstLayer {
   attention(text: string): FirstLayerAttention;
 }
 
-type RawModule = {
-  firstLayerProbabilities(config: unknown, tensors: SafetensorsTensor[], ids: number[]): Float32Array | { error: string };
-};
-
-const loadModule = moduleLoader(createAnatomyFirstLayer, wasmUrl, (raw) => raw as RawModule);
+const loadModule = moduleLoader(createAnatomyFirstLayer, wasmUrl, (raw) => raw as FirstLayerModule);
 
 /** The response (the one the page's head started, if it did), or a FirstLayerError naming the file. */
 async function fetchOk(url: string): Promise<Response> {
@@ -54,7 +52,7 @@ async function fetchOk(url: string): Promise<Response> {
   return response;
 }
 
-interface HfConfig { num_attention_heads: number; max_position_embeddings: number }
+interface HfConfig { num_attention_heads: number; max_position_embeddings: number; [field: string]: unknown }
 
 let opening: Promise<FirstLayer> | null = null;
 
@@ -89,7 +87,7 @@ export function openFirstLayer(): Promise<FirstLayer> {
         } catch (error) {
           throw new FirstLayerError(error instanceof CharacterError ? error.message : String(error));
         }
-        const out = module.firstLayerProbabilities(config, tensors, ids);
+        const out = firstLayerProbabilities(module, config, tensors, ids);
         if (!(out instanceof Float32Array)) throw new FirstLayerError(out.error);
         return { characters: [...text], probabilities: out, heads: config.num_attention_heads, T: ids.length };
       },
