@@ -1,4 +1,5 @@
-// The chapters' wasm core as typed functions: one per export of wasm/bindings*.cpp,
+// The chapters' wasm core as typed functions: one per export of the chapters' modules
+// (wasm/bindings.cpp, bindings_config, bindings_rope, bindings_lessons, bindings_session),
 // with its arguments and result (the shapes are in core-types.ts). Underneath, every
 // call goes through JSON strings; a core error comes back as {"error": ...} and is
 // raised here as a CoreError with the core's own message. Each chapter loads its own
