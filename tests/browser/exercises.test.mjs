@@ -224,7 +224,9 @@ test('code and progress survive a reload, and travel by export and import', asyn
   assert.equal(await page.getByTestId('state-groupedQueryAttention').textContent(), 'not tried');
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
-  const exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'anatomy-export-')), download.suggestedFilename());
+  const exportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'anatomy-export-'));
+  t.after(() => fs.rmSync(exportDir, { recursive: true, force: true }));
+  const exported = path.join(exportDir, download.suggestedFilename());
   await download.saveAs(exported);
   const saved = JSON.parse(fs.readFileSync(exported, 'utf8'));
   assert.equal(saved.format, 'attention-anatomy-exercises');

@@ -30,6 +30,7 @@ export function runJudge(program, args, env = process.env) {
 /** A folder for files a test writes: {folder, write(name, text) -> the file's path}. */
 export function scratchFolder(prefix) {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  process.on('exit', () => fs.rmSync(folder, { recursive: true, force: true })); // the test files' scratch goes with them
   const write = (name, text) => {
     const file = path.join(folder, name);
     fs.writeFileSync(file, text);
