@@ -1,7 +1,7 @@
-// The explorer's forward pass for chapter 1's module (attention_core): a JSON string
-// in, a JSON string out, and no throw into JavaScript: a failure comes back as
-// {"error": "message"}. Only conversion between JSON and core types lives here; the
-// model logic is the core's.
+// The explorer's forward pass for chapter 1's module (attention_core): an object in
+// (options_from_js: this module carries no JSON parser), a JSON string out, and no
+// throw into JavaScript: a failure comes back as {"error": "message"}. Only
+// conversion between JSON and core types lives here; the model logic is the core's.
 //
 //   forward(options)           {tokens: [[ids], ...] (B equal rows), or ids: [...] with batch: B
 //                               (rows as `attn verify --batch B` builds them), seed: 1,
@@ -43,9 +43,9 @@ TokenIds forward_tokens(const json& options, int vocab_size) {
     return make_batch(token_list(options["ids"], vocab_size), int_option(options, "batch", 1), vocab_size);
 }
 
-std::string forward(const std::string& options_json) {
+std::string forward(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"tokens", "ids", "batch", "seed", "capture", "rope_pairing"});
+        const json options = options_from_js(options_js, {"tokens", "ids", "batch", "seed", "capture", "rope_pairing"});
         const Model<float>& seeded = seeded_tiny_model(seed_option(options));
         // The same weights run under the other RoPE pairing: what a convention mismatch does.
         std::optional<Model<float>> repaired;

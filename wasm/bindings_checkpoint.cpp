@@ -1,12 +1,15 @@
 // A checkpoint `attn train` wrote (config.json, model.safetensors, tokenizer.json:
 // a character vocabulary), opened in the page from its bytes: the explorer's
 // "trained on Shakespeare" weights and the sections about what its heads learned.
-// Part of the attention_core module (chapter 1's). Every method answers JSON, or {"error"}.
+// Part of the attention_core module (chapter 1's), which carries no JSON parser: the
+// page parses the JSON files (web/src/lib/checkpoint-load.mjs) and hands over objects.
+// Every method answers JSON text, or {"error"}.
 //
 //   new CheckpointSession()
-//     .load(configJson, safetensorsBytes (Uint8Array), tokenizerJson)
+//     .load(config, safetensorsBytes (Uint8Array), safetensorsHeader, tokenizer)
+//                          config.json, model.safetensors with its header parsed, tokenizer.json
 //                          -> {config, vocab_size, parameters, context}
-//     .forward(text, captureJson)
+//     .forward(text, {capture})
 //                          -> {tokens: [[BOS, ids...]], labels: [T], and with capture
 //                              every layer's fields (capture_json.hpp), as attention_core's forward}
 //     .headPatterns(text, seed)
@@ -39,24 +42,17 @@
 namespace anatomy::wasm {
 namespace {
 
-json parse_json(const std::string& text, const char* what) {
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error&) {
-        throw InputError(std::string(what) + " is not valid JSON");
-    }
-}
-
 class CheckpointSession {
 public:
-    std::string load(const std::string& config_json, const emscripten::val& safetensors, const std::string& tokenizer_json) {
+    std::string load(const emscripten::val& config_js, const emscripten::val& safetensors, const emscripten::val& header,
+                     const emscripten::val& tokenizer_js) {
         return json_or_error([&] {
-            const json config_file = parse_json(config_json, "config.json");
+            const json config_file = json_from_js(config_js);
             const ModelConfig config = config_from_hf_json(config_file);
             std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(safetensors);
-            const SafetensorsView file = SafetensorsView::parse(bytes.data(), bytes.size(), "model.safetensors");
+            const SafetensorsView file = SafetensorsView::from_header(json_from_js(header), bytes.data(), bytes.size(), "model.safetensors");
             auto model = std::make_unique<Model<float>>(model_from_views(llama_views(config, safetensors_views({&file}), "model.safetensors")));
-            auto tokenizer = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(parse_json(tokenizer_json, "tokenizer.json")));
+            auto tokenizer = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(json_from_js(tokenizer_js)));
             if (tokenizer->bos_id() < 0) throw InputError("tokenizer.json has no <s>: not a vocabulary attn train wrote");
             if (tokenizer->vocab_size() != std::size_t(config.vocab_size))
                 throw InputError("tokenizer.json has " + std::to_string(tokenizer->vocab_size()) + " pieces, config.json " +
@@ -72,9 +68,9 @@ public:
         });
     }
 
-    std::string forward(const std::string& text, const std::string& options_json) {
+    std::string forward(const std::string& text, const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"capture"});
+            const json options = options_from_js(options_js, {"capture"});
             const std::vector<std::int32_t> ids = encode(text);
             bool capture = false;
             const std::vector<std::string> fields = capture_fields(options, capture);

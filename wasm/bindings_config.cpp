@@ -1,9 +1,9 @@
 // Presets, KV-cache sizes and the build's description, for both page modules: the
 // chapters' core (attention_core) and the notebook's (attention_notebook). Every
-// function takes and returns JSON text; a failure comes back as {"error": "message"}.
+// function returns JSON text; a failure comes back as {"error": "message"}.
 //
 //   config(name)               "tiny" | "tinyllama-1.1b" -> config JSON
-//   cachePayload(config)       config JSON -> KV-cache bytes per token
+//   cachePayload(config)       a config (the object config's JSON parses to) -> KV-cache bytes per token
 //   buildInfo()                -> {project_version, compiler, platform: "wasm"}
 #include <optional>
 #include <string>
@@ -31,16 +31,8 @@ std::string config(const std::string& name) {
     });
 }
 
-std::string cache_payload_json(const std::string& config_json) {
-    return json_or_error([&] {
-        json config;
-        try {
-            config = json::parse(config_json);
-        } catch (const json::parse_error& e) {
-            throw InputError(std::string("config is not valid JSON: ") + e.what());
-        }
-        return payload_to_json(cache_payload(config_from_json(config)));
-    });
+std::string cache_payload_json(const emscripten::val& config) {
+    return json_or_error([&] { return payload_to_json(cache_payload(config_from_json(json_from_js(config)))); });
 }
 
 std::string build_info_json() {

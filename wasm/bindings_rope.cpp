@@ -1,5 +1,5 @@
-// RoPE as chapter 1's RoPE widget (W4) draws it, as embind functions taking and
-// returning JSON, in double precision:
+// RoPE as chapter 1's RoPE widget (W4) draws it, as embind functions taking an
+// object and returning JSON text, in double precision:
 //
 //   ropeAngles(options)   {head_dim, theta, positions: [p, ...]} -> {angles: [T][dh/2]}
 //   ropeRotate(options)   {vector: [dh], positions, theta, pairing} -> {rotated: [T][dh]}
@@ -25,9 +25,9 @@ std::vector<std::int64_t> position_list(const json& options) {
     return positions;
 }
 
-std::string rope_angles_json(const std::string& options_json) {
+std::string rope_angles_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"head_dim", "theta", "positions"});
+        const json options = options_from_js(options_js, {"head_dim", "theta", "positions"});
         const int head_dim = int_option(options, "head_dim", 8);
         if (head_dim < 2 || head_dim > 1024 || head_dim % 2) throw InputError("head_dim must be even, from 2 to 1024");
         const double theta = number_option(options, "theta", 10000.0);
@@ -40,9 +40,9 @@ std::string rope_angles_json(const std::string& options_json) {
     });
 }
 
-std::string rope_rotate_json(const std::string& options_json) {
+std::string rope_rotate_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"vector", "positions", "theta", "pairing"});
+        const json options = options_from_js(options_js, {"vector", "positions", "theta", "pairing"});
         const std::vector<double> vector = number_list(options.value("vector", json::array()), "vector");
         if (vector.size() < 2 || vector.size() % 2) throw InputError("vector must have an even number of channels");
         const std::vector<std::int64_t> positions = position_list(options);
@@ -58,9 +58,9 @@ std::string rope_rotate_json(const std::string& options_json) {
     });
 }
 
-std::string rope_scores_json(const std::string& options_json) {
+std::string rope_scores_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"q", "k", "positions", "theta", "pairing"});
+        const json options = options_from_js(options_js, {"q", "k", "positions", "theta", "pairing"});
         const std::vector<double> q = number_list(options.value("q", json::array()), "q");
         const std::vector<double> k = number_list(options.value("k", json::array()), "k");
         if (q.size() < 2 || q.size() % 2 || q.size() != k.size()) throw InputError("q and k must have the same even number of channels");

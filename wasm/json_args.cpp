@@ -6,15 +6,10 @@
 
 namespace anatomy::wasm {
 
-// Parses `text` as a JSON object and rejects keys outside `known`, so a typo
-// ("tokns") is an error rather than a silent default.
-json parse_options(const std::string& text, std::initializer_list<const char*> known) {
-    json options;
-    try {
-        options = json::parse(text.empty() ? std::string("{}") : text);
-    } catch (const json::parse_error& e) {
-        throw InputError(std::string("options are not valid JSON: ") + e.what());
-    }
+namespace {
+
+// Rejects keys outside `known`, so a typo ("tokns") is an error rather than a silent default.
+void require_known_options(const json& options, std::initializer_list<const char*> known) {
     if (!options.is_object()) throw InputError("options must be a JSON object, got " + options.dump());
     for (const auto& item : options.items()) {
         bool found = false;
@@ -25,8 +20,68 @@ json parse_options(const std::string& text, std::initializer_list<const char*> k
         }
         if (!found) throw InputError("unknown option '" + item.key() + "' (expected " + expected + ")");
     }
+}
+
+// One JavaScript number as JSON: an integer when it is whole and held exactly.
+json number_from_js(double x) {
+    constexpr double exact_limit = 9007199254740992.0;  // 2^53: every whole double up to it is exact
+    if (std::isfinite(x) && x == std::trunc(x) && std::fabs(x) <= exact_limit)
+        return x >= 0 ? json(std::uint64_t(x)) : json(std::int64_t(x));
+    return json(x);
+}
+
+json json_from_js_at(const emscripten::val& value, int depth) {
+    using emscripten::val;
+    if (depth > 64) throw InputError("options nest deeper than 64 levels");
+    const std::string type = value.typeOf().as<std::string>();
+    if (type == "number") return number_from_js(value.as<double>());
+    if (type == "string") return value.as<std::string>();
+    if (type == "boolean") return value.as<bool>();
+    if (type == "undefined" || value.isNull()) return nullptr;
+    if (type != "object") throw InputError("options cannot hold a JavaScript " + type);
+    if (val::global("ArrayBuffer").call<bool>("isView", value)) {
+        json out = json::array();
+        for (const double x : emscripten::convertJSArrayToNumberVector<double>(value)) out.push_back(number_from_js(x));
+        return out;
+    }
+    if (value.isArray()) {
+        json out = json::array();
+        const unsigned n = value["length"].as<unsigned>();
+        for (unsigned i = 0; i < n; ++i) out.push_back(json_from_js_at(value[i], depth + 1));
+        return out;
+    }
+    json out = json::object();
+    const val keys = val::global("Object").call<val>("keys", value);
+    const unsigned n = keys["length"].as<unsigned>();
+    for (unsigned i = 0; i < n; ++i) {
+        const val item = value[keys[i]];
+        if (item.isUndefined()) continue;  // as JSON.stringify leaves it out
+        out[keys[i].as<std::string>()] = json_from_js_at(item, depth + 1);
+    }
+    return out;
+}
+
+}  // namespace
+
+// Parses `text` as a JSON object and rejects keys outside `known`.
+json parse_options(const std::string& text, std::initializer_list<const char*> known) {
+    json options;
+    try {
+        options = json::parse(text.empty() ? std::string("{}") : text);
+    } catch (const json::parse_error& e) {
+        throw InputError(std::string("options are not valid JSON: ") + e.what());
+    }
+    require_known_options(options, known);
     return options;
 }
+
+json options_from_js(const emscripten::val& options, std::initializer_list<const char*> known) {
+    json parsed = options.isUndefined() ? json::object() : json_from_js(options);
+    require_known_options(parsed, known);
+    return parsed;
+}
+
+json json_from_js(const emscripten::val& value) { return json_from_js_at(value, 0); }
 
 std::uint64_t seed_option(const json& options) {
     if (!options.contains("seed")) return default_seed;

@@ -1,5 +1,7 @@
-// Reading the JSON options that JavaScript passes to the wasm core, and
-// turning any failure into {"error": message}. Shared by every bindings file.
+// Reading the options that JavaScript passes to the wasm core, and turning any
+// failure into {"error": message}. Shared by every bindings file. Options come as
+// JSON text (parse_options), or, in the chapters' module (attention_core), which
+// carries no JSON parser, as the JavaScript object itself (options_from_js).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <emscripten/val.h>
 #include <nlohmann/json.hpp>
 
 #include "model/weights.hpp"
@@ -19,6 +22,16 @@ using nlohmann::json;
 // Parses `text` as a JSON object and rejects keys outside `known`, so a typo
 // ("tokns") is an error rather than a silent default.
 json parse_options(const std::string& text, std::initializer_list<const char*> known);
+
+// The same for options passed as a JavaScript object.
+json options_from_js(const emscripten::val& options, std::initializer_list<const char*> known);
+
+// A JavaScript value as the JSON that JSON.stringify would make of it: whole numbers
+// that a double holds exactly become integers (unsigned when not negative), as
+// nlohmann's parser reads them; typed arrays become lists; an object's undefined
+// properties are left out and an array's become null. Throws InputError for what
+// JSON cannot hold (a function, a symbol, a BigInt) and for nesting deeper than 64.
+json json_from_js(const emscripten::val& value);
 
 std::uint64_t seed_option(const json& options);                       // default_seed when absent
 bool is_int32(const json& value);

@@ -66,7 +66,7 @@ std::size_t TensorEntry::elements() const {
     return n;
 }
 
-SafetensorsView SafetensorsView::parse(const std::uint8_t* bytes, std::size_t size, const std::string& source) {
+std::size_t SafetensorsView::header_length(const std::uint8_t* bytes, std::size_t size, const std::string& source) {
     if (size < 8) throw InputError(source + ": file is truncated (" + std::to_string(size) + " bytes, no header length)");
     std::uint64_t header_size = 0;
     for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | bytes[i];
@@ -74,19 +74,29 @@ SafetensorsView SafetensorsView::parse(const std::uint8_t* bytes, std::size_t si
     if (header_size > size - 8)
         throw InputError(source + ": file is truncated (header says " + std::to_string(header_size) + " bytes, file has " +
                          std::to_string(size - 8) + " after the length)");
+    return std::size_t(header_size);
+}
 
+SafetensorsView SafetensorsView::parse(const std::uint8_t* bytes, std::size_t size, const std::string& source) {
+    const std::size_t header_size = header_length(bytes, size, source);
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);
     } catch (const nlohmann::json::exception&) {
         throw InputError(source + ": header is not valid JSON");
     }
+    return from_header(header, bytes, size, source);
+}
+
+SafetensorsView SafetensorsView::from_header(const nlohmann::json& header, const std::uint8_t* bytes, std::size_t size,
+                                             const std::string& source) {
+    const std::size_t header_size = header_length(bytes, size, source);
     if (!header.is_object()) throw InputError(source + ": header is not a JSON object");
 
     SafetensorsView view;
     view.source_ = source;
     view.data_ = bytes + 8 + header_size;
-    view.data_size_ = size - 8 - std::size_t(header_size);
+    view.data_size_ = size - 8 - header_size;
 
     std::vector<std::pair<std::size_t, std::size_t>> ranges;
     for (const auto& [name, info] : header.items()) {

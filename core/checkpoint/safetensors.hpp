@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace anatomy {
 
 // F64 is read (a learner's tensors for attn diff, core/diff) and written; a
@@ -33,6 +35,13 @@ public:
     // (a truncated file, a bad header, an unknown dtype, offsets out of bounds or overlapping).
     // The bytes must outlive the view.
     static SafetensorsView parse(const std::uint8_t* bytes, std::size_t size, const std::string& source = "checkpoint");
+    // The same from a header already parsed elsewhere (in the page, by the browser's
+    // JSON.parse, so that chapter 1's wasm module carries no JSON parser): checks the
+    // length prefix of `bytes` as parse does, then the header against the data after it.
+    static SafetensorsView from_header(const nlohmann::json& header, const std::uint8_t* bytes, std::size_t size,
+                                       const std::string& source = "checkpoint");
+    // N, the header's length in bytes, from the 8-byte prefix; throws if the file cannot hold it.
+    static std::size_t header_length(const std::uint8_t* bytes, std::size_t size, const std::string& source);
 
     const std::map<std::string, TensorEntry>& tensors() const { return tensors_; }
     const std::map<std::string, std::string>& metadata() const { return metadata_; }

@@ -1,7 +1,6 @@
 #include "llama_tokenizer.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <queue>
 
@@ -41,6 +40,14 @@ double utf16_length(const std::vector<std::string>& characters) {
     return units;
 }
 
+// The byte a piece "<0xHH>" stands for (two hex digits), or -1 for any other piece.
+int byte_piece_value(const std::string& piece) {
+    const auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return -1;
+    const int high = hex(piece[3]), low = hex(piece[4]);
+    return high < 0 || low < 0 ? -1 : high * 16 + low;
+}
+
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
     for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
         text.replace(at, from.size(), to);
@@ -48,6 +55,11 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }
 
 }  // namespace
+
+std::string byte_piece(int byte) {
+    const char* digits = "0123456789ABCDEF";
+    return std::string("<0x") + digits[(byte >> 4) & 15] + digits[byte & 15] + ">";
+}
 
 LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
     if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
@@ -72,9 +84,7 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
         t.ids_[piece] = std::int32_t(index);
     }
     for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", b);
-        const auto it = t.ids_.find(name);
+        const auto it = t.ids_.find(byte_piece(b));
         t.byte_ids_[b] = it == t.ids_.end() ? -1 : it->second;
     }
     std::int32_t rank = 0;
@@ -144,9 +154,7 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
         t.pieces_[std::size_t(id)] = std::move(piece);
     }
     for (int b = 0; b < 256; ++b) {
-        char name[8];
-        std::snprintf(name, sizeof name, "<0x%02X>", b);
-        const auto it = t.ids_.find(name);
+        const auto it = t.ids_.find(byte_piece(b));
         t.byte_ids_[b] = it == t.ids_.end() ? -1 : it->second;
     }
     // Every split of a piece into two pieces is a merge, ranked by the merged piece's
@@ -260,8 +268,7 @@ std::string LlamaTokenizer::decode(const std::vector<std::int32_t>& ids) const {
         if (id < 0 || std::size_t(id) >= pieces_.size()) throw InputError("token id " + std::to_string(id) + " is outside the vocabulary");
         if (id == bos_id_ || id == eos_id_ || id == unk_id_) continue;
         const std::string& p = pieces_[std::size_t(id)];
-        unsigned value = 0;
-        if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && p[5] == '>' && std::sscanf(p.c_str(), "<0x%2X>", &value) == 1)
+        if (const int value = byte_piece_value(p); value >= 0)
             bytes.push_back(char(value));
         else
             bytes += p;
@@ -279,8 +286,7 @@ const std::string& LlamaTokenizer::piece(std::int32_t id) const {
 
 std::string LlamaTokenizer::display(std::int32_t id) const {
     const std::string& p = piece(id);
-    unsigned value = 0;
-    if (p.size() == 6 && p.compare(0, 3, "<0x") == 0 && std::sscanf(p.c_str(), "<0x%2X>", &value) == 1) {
+    if (const int value = byte_piece_value(p); value >= 0) {
         if (value == '\n') return "\\n";
         if (value == '\t') return "\\t";
         if (value >= 0x20 && value < 0x7F) return std::string(1, char(value));

@@ -24,6 +24,9 @@
 
 namespace anatomy {
 
+// The piece that stands for one byte in byte fallback: "<0x0A>" for 10.
+std::string byte_piece(int byte);
+
 class LlamaTokenizer {
 public:
     // Throws InputError naming what is missing or malformed.

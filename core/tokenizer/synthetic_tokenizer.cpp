@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tensor.hpp"
+#include "llama_tokenizer.hpp"
 
 namespace anatomy {
 namespace {
@@ -43,11 +43,7 @@ nlohmann::json synthetic_tokenizer_json(int vocab_size) {
     std::vector<std::string> pieces = {"<unk>", "<s>", "</s>"};
     const std::vector<std::string> characters = single_characters();
     if (V >= 3 + 256 + 1 + characters.size())
-        for (int b = 0; b < 256; ++b) {
-            char name[8];
-            std::snprintf(name, sizeof name, "<0x%02X>", b);
-            pieces.emplace_back(name);
-        }
+        for (int b = 0; b < 256; ++b) pieces.push_back(byte_piece(b));
     pieces.push_back(space_marker);
     for (const std::string& c : characters)
         if (pieces.size() < V) pieces.push_back(c);

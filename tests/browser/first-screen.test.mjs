@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertNoProblems, distDir, openPage, repoRoot, startSite } from './harness.mjs';
 import { loadCore } from '../../wasm/load-node.mjs';
+import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
 
 const shipped = path.join(repoRoot, 'web', 'public', 'models', 'shakespeare');
 const record = JSON.parse(fs.readFileSync(path.join(shipped, 'training.json'), 'utf8'));
@@ -32,8 +33,9 @@ async function wholeModelScore(text, head, pattern) {
   const module = await loadCore();
   const session = new module.CheckpointSession();
   const read = (file) => fs.readFileSync(path.join(shipped, file));
-  assert.equal(JSON.parse(session.load(read('config.json').toString(), read('model.safetensors'), read('tokenizer.json').toString())).error, undefined);
-  const rows = JSON.parse(session.forward(text, JSON.stringify({ capture: ['probabilities'] }))).layers[0].probabilities[0][head];
+  const files = { config: read('config.json').toString(), model: new Uint8Array(read('model.safetensors')), tokenizer: read('tokenizer.json').toString() };
+  assert.equal(JSON.parse(loadCheckpoint(session, files)).error, undefined);
+  const rows = JSON.parse(session.forward(text, { capture: ['probabilities'] })).layers[0].probabilities[0][head];
   session.delete();
   let sum = 0;
   for (let t = 1; t < rows.length; t += 1) sum += rows[t][pattern === 'previous' ? t - 1 : t];

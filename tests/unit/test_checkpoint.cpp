@@ -119,6 +119,30 @@ TEST_CASE("safetensors reader rejects malformed files with a message naming the 
     CHECK(parse_error(huge).find("implausible") != std::string::npos);
 }
 
+TEST_CASE("safetensors from a header parsed elsewhere (the page's JSON.parse) reads as parse does, with the same checks") {
+    const std::vector<NamedTensor> tensors = {{"a", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"b", {4}, {0.5f, -0.25f, 8, 1024}}};
+    const std::vector<std::uint8_t> bytes = write_safetensors(tensors, DType::bf16, {{"format", "pt"}});
+    const SafetensorsView parsed = view_of(bytes);
+    const SafetensorsView given = SafetensorsView::from_header(header_of(bytes), bytes.data(), bytes.size(), "model.safetensors");
+    CHECK(given.metadata() == parsed.metadata());
+    CHECK(given.data() == parsed.data());
+    for (const auto& [name, entry] : parsed.tensors()) {
+        CHECK(given.find(name)->shape == entry.shape);
+        CHECK(given.read_floats(name) == parsed.read_floats(name));
+    }
+    CHECK(SafetensorsView::header_length(bytes.data(), bytes.size(), "x") + 8 == std::size_t(given.data() - bytes.data()));
+
+    // The header is checked against the bytes it comes with.
+    nlohmann::json bad = header_of(bytes);
+    bad["b"]["data_offsets"] = {0ull, 1ull << 20};
+    CHECK_THROWS_WITH_AS(SafetensorsView::from_header(bad, bytes.data(), bytes.size(), "model.safetensors"),
+                         doctest::Contains("model.safetensors: tensor 'b' lies outside the file"), InputError);
+    CHECK_THROWS_WITH_AS(SafetensorsView::from_header(nlohmann::json::array(), bytes.data(), bytes.size(), "m"),
+                         "m: header is not a JSON object", InputError);
+    CHECK_THROWS_WITH_AS(SafetensorsView::from_header(header_of(bytes), bytes.data(), 5, "m"),
+                         "m: file is truncated (5 bytes, no header length)", InputError);
+}
+
 TEST_CASE("a Hugging Face export loads back to the identical model") {
     const Model<float> model = random_model(tiny_config(), 9);
     const std::vector<NamedTensor> tensors = hf_tensors(model);

@@ -57,6 +57,20 @@ TEST_CASE("decode undoes encode and skips special tokens") {
     CHECK_THROWS_AS(t.decode({100000}), InputError);
 }
 
+TEST_CASE("a byte piece is exactly <0xHH>: a piece that only looks like one is text") {
+    CHECK(byte_piece(0) == "<0x00>");
+    CHECK(byte_piece(10) == "<0x0A>");
+    CHECK(byte_piece(255) == "<0xFF>");
+    const nlohmann::json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}, {"<0x41>", 3}, {"<0x4G>", 4}, {"<0x4>", 5}, {"<0x0a>", 6}};
+    const LlamaTokenizer t = LlamaTokenizer::from_json({{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}}});
+    CHECK(t.decode({3}) == "A");
+    CHECK(t.decode({4}) == "<0x4G>");  // not the byte 0x04, as a scanf("<0x%2X>") would read it
+    CHECK(t.decode({5}) == "<0x4>");
+    CHECK(t.decode({6}) == "\n");      // lower-case hex digits name a byte too
+    CHECK(t.display(4) == "<0x4G>");
+    CHECK(t.display(6) == "\\n");
+}
+
 TEST_CASE("malformed tokenizer.json is rejected with a reason") {
     CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json(nlohmann::json::object()), doctest::Contains("model"), InputError);
     CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json({{"model", {{"type", "Unigram"}}}}), doctest::Contains("not BPE"), InputError);

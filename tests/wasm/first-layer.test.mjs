@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadCore, loadFirstLayer } from './load_core.mjs';
 import { characterVocabulary, CharacterError } from '../../web/src/lib/character-ids.mjs';
+import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
 import { firstLayerProbabilities } from '../../web/src/lib/first-layer-call.mjs';
 import { readSafetensors, SafetensorsError, writeSafetensors } from '../../web/src/lib/safetensors.mjs';
 import { firstLayerSlice, firstLayerTensors } from '../../web/tools/first-layer-slice.mjs';
@@ -36,9 +37,9 @@ const texts = [
 async function whole() {
   const module = await loadCore();
   const session = new module.CheckpointSession();
-  const info = JSON.parse(session.load(JSON.stringify(config), model, JSON.stringify(tokenizer)));
+  const info = JSON.parse(loadCheckpoint(session, { config: JSON.stringify(config), model, tokenizer: JSON.stringify(tokenizer) }));
   assert.equal(info.error, undefined);
-  return (text) => JSON.parse(session.forward(text, JSON.stringify({ capture: ['probabilities'] })));
+  return (text) => JSON.parse(session.forward(text, { capture: ['probabilities'] }));
 }
 
 test('layer 0 from the slice is the whole checkpoint\'s layer 0, bit for bit, with the same ids', async () => {

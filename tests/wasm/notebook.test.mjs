@@ -7,12 +7,14 @@
 // reference, and its KV stepper's cached logits to chapter 1's full forward, another
 // module's path through the same weights.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 
-import { loadCore, loadNotebook } from './load_core.mjs';
+import { loadCore, loadNotebook, wasmDir } from './load_core.mjs';
 
 const [core, notebook] = await Promise.all([loadCore(), loadNotebook()]);
-const tiny = core.config('tiny');
+const tiny = JSON.parse(core.config('tiny'));
 const result = (text) => (typeof text === 'string' ? JSON.parse(text) : text);
 
 test('what both modules link (bindings_config) answers alike, errors included', () => {
@@ -21,11 +23,11 @@ test('what both modules link (bindings_config) answers alike, errors included', 
     ['config', 'tinyllama-1.1b'],
     ['config', 'no-such-preset'],
     ['cachePayload', tiny],
-    ['cachePayload', JSON.stringify({ ...JSON.parse(tiny), n_kv_heads: 3 })],
-    ['cachePayload', '{not json'],
+    ['cachePayload', { ...tiny, n_kv_heads: 3 }],
+    ['cachePayload', 'not a config'],
     ['buildInfo'],
   ];
-  for (const [name, ...args] of calls) assert.deepEqual(notebook[name](...args), core[name](...args), `${name}(${args.join(', ')})`);
+  for (const [name, ...args] of calls) assert.deepEqual(notebook[name](...args), core[name](...args), `${name}(${JSON.stringify(args)})`);
   assert.match(notebook.config('no-such-preset'), /"error"/, 'a bad preset must be refused, or the comparison proves little');
 });
 
@@ -80,7 +82,7 @@ test("the KV stepper's cached logits equal chapter 1's full forward of the same 
   assert.match(String(outOfVocabulary.error), /99/);
 
   const tokens = [1, 5, 9, 3, 7, 31];
-  const full = result(core.forward(JSON.stringify({ tokens: [tokens], seed: 1 }))).logits[0];  // [T, V]
+  const full = result(core.forward({ tokens: [tokens], seed: 1 })).logits[0];  // [T, V]
   const cached = reports.flatMap((r) => r.cached_logits);                                      // [T, V], prefill rows then one per step
   assert.equal(cached.length, tokens.length);
   let worst = 0;
@@ -98,4 +100,12 @@ test('each module leaves out what only the other chapter calls', () => {
     assert.equal(typeof notebook[name], 'function', `attention_notebook lost ${name}`);
     assert.equal(core[name], undefined, `attention_core has ${name}: it should be the notebook's alone`);
   }
+});
+
+test('chapter 1\'s module carries no JSON parser; the notebook\'s, which reads its lessons\' options as text, does', () => {
+  // A name of nlohmann's lexer tokens, kept in the data of any module that links its parser.
+  const lexer = Buffer.from("'[', '{', or a literal");
+  const holds = (module) => fs.readFileSync(path.join(wasmDir, `${module}.wasm`)).includes(lexer);
+  assert.equal(holds('attention_notebook'), true, 'the probe must find the parser where it is, or its absence proves nothing');
+  assert.equal(holds('attention_core'), false, 'attention_core links a JSON parser: its functions take objects (json_from_js), not JSON text');
 });

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadCore, loadTrain } from './load_core.mjs';
 import { shakespeare } from '../shared-models.mjs';
+import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
@@ -176,8 +177,13 @@ test('the shipped weights hold what the page says of them, computed again by the
   // BOS and the first context - 1 characters of the corpus's held-out tenth.
   const module = await loadCore();  // the CheckpointSession is chapter 1's module's
   const session = new module.CheckpointSession();
-  const info = call(session, 'load', fs.readFileSync(path.join(dir, 'config.json'), 'utf8'),
-    fs.readFileSync(path.join(dir, 'model.safetensors')), fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8'));
+  const files = {
+    config: fs.readFileSync(path.join(dir, 'config.json'), 'utf8'),
+    model: new Uint8Array(fs.readFileSync(path.join(dir, 'model.safetensors'))),
+    tokenizer: fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8'),
+  };
+  const info = JSON.parse(loadCheckpoint(session, files));
+  assert.equal(info.error, undefined, info.error);
   assert.equal(info.context, record.settings.context);
   const corpus = shakespeare(t);
   if (!corpus) return;
@@ -189,6 +195,13 @@ test('the shipped weights hold what the page says of them, computed again by the
   // Loss on held-out text is in the recorded range (a wrong weight layout gives about ln 65).
   const loss = call(session, 'loss', heldout.slice(0, 63).join('')).loss;
   assert.ok(loss < 2.2, `loss ${loss} on held-out text`);
-  assert.match(JSON.parse(session.load('{}', new Uint8Array(4), '{}')).error, /config.json/);
+  // Broken files are refused by name: a config the core finds wanting, files that are not JSON, a cut model.
+  const refusal = (changed) => JSON.parse(loadCheckpoint(session, { ...files, ...changed })).error;
+  assert.match(refusal({ config: '{}' }), /config.json: missing field/);
+  assert.match(refusal({ config: '{"hidden_size": 64' }), /config.json is not valid JSON/);
+  assert.match(refusal({ tokenizer: '[]' }), /tokenizer.json/);
+  assert.match(refusal({ tokenizer: '' }), /tokenizer.json is not valid JSON/);
+  assert.match(refusal({ model: files.model.subarray(0, 4) }), /model.safetensors: 4 bytes/);
+  assert.match(refusal({ model: files.model.subarray(0, files.model.length - 4) }), /model.safetensors: tensor .* lies outside the file/);
   session.delete();
 });

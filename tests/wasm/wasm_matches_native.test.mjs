@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inspect } from 'node:util';
 
 import { loadCore, loadTraceViewer, wasmDir } from './load_core.mjs';
 
@@ -69,8 +70,14 @@ function maxAbsDiff(a, b, where = '') {
   return Math.abs(a - b);
 }
 
+/** A function of the trace viewer's module: options in as JSON text. */
 function call(fn, options) {
   return JSON.parse(fn(JSON.stringify(options)));
+}
+
+/** A function of chapter 1's module, which carries no JSON parser: options in as the object itself. */
+function callObject(fn, options) {
+  return JSON.parse(fn(options));
 }
 
 test('the wasm build loads', async () => {
@@ -164,7 +171,7 @@ test('verify, forward, config and cachePayload agree with the trace', async () =
   assert.equal(verified.all_passed, trace.all_checks_passed);
 
   // Another module, the same operations: the page's forward pass must reproduce the trace exactly.
-  const forward = call(m.forward, { tokens: trace.tokens, seed: options.seed, capture: true });
+  const forward = callObject(m.forward, { tokens: trace.tokens, seed: options.seed, capture: true });
   assert.equal(maxAbsDiff(forward.logits, trace.logits, 'logits'), 0);
   assert.deepEqual(forward.positions, trace.positions);
   forward.layers.forEach((layer, l) => {
@@ -179,18 +186,21 @@ test('verify, forward, config and cachePayload agree with the trace', async () =
   assert.deepEqual(shape(layer.probabilities), [B, Hq, T, T]);
   assert.deepEqual(shape(layer.head_outputs), [B, Hq, T, dh]);
   assert.deepEqual(shape(layer.output), [B, T, D]);
-  assert.equal(call(m.forward, { tokens: trace.tokens, seed: options.seed }).layers, undefined);
+  assert.equal(callObject(m.forward, { tokens: trace.tokens, seed: options.seed }).layers, undefined);
   // ids + batch: the core builds the rows as `attn verify --batch` did for the trace.
-  const batched = call(m.forward, { ids: options.tokens, batch: options.batch, seed: options.seed });
+  const batched = callObject(m.forward, { ids: options.tokens, batch: options.batch, seed: options.seed });
   assert.deepEqual(batched.tokens, trace.tokens);
   assert.equal(maxAbsDiff(batched.logits, trace.logits, 'logits from ids + batch'), 0);
 
   assert.deepEqual(JSON.parse(m.config('tiny')), trace.config);
-  assert.deepEqual(JSON.parse(m.cachePayload(m.config('tiny'))), trace.cache_payload);
+  assert.deepEqual(callObject(m.cachePayload, JSON.parse(m.config('tiny'))), trace.cache_payload);
 });
 
 test('bad input from JavaScript returns {error} with a readable message', async () => {
   const [m, tv] = await Promise.all([core(), traceViewer()]);
+  const nested = (depth) => (depth === 0 ? 1 : [nested(depth - 1)]);
+  const cyclic = { tokens: [[1, 2]] };
+  cyclic.capture = cyclic;
   const owner = (fn) => (['trace', 'verify'].includes(fn) ? tv : m);
   const cases = [
     ['trace', { tokens: [1, 99] }, /token id 99 .*outside the vocabulary \[0, 31\]/],
@@ -212,14 +222,23 @@ test('bad input from JavaScript returns {error} with a readable message', async 
     ['forward', { tokens: [[1, 2]], ids: [1, 2] }, /not both/],
     ['forward', { tokens: [[1, 2]], batch: 2 }, /batch goes with ids/],
     ['forward', { ids: [1, 2], batch: 0 }, /batch must be between 1 and 16/],
+    ['forward', { tokens: [[1, 2.5]] }, /token ids must be integers/],
+    ['forward', { tokns: [[1, 2]] }, /unknown option 'tokns'/],
+    ['forward', 'not an object', /options must be a JSON object/],
+    ['forward', { tokens: [[1, 2]], capture: () => true }, /cannot hold a JavaScript function/],
+    ['forward', { tokens: [[1n, 2n]] }, /cannot hold a JavaScript bigint/],
+    ['forward', { tokens: nested(70) }, /deeper than 64 levels/],
+    ['forward', cyclic, /deeper than 64 levels/],
     ['config', 'gpt-5', /unknown config 'gpt-5'/],
     ['cachePayload', { vocab_size: 32 }, /hidden_size/],
     ['cachePayload', { ...JSON.parse(m.config('tiny')), n_kv_heads: 3 }, /multiple of n_kv_heads/],
+    ['cachePayload', 'tiny', /model config must be a JSON object/],
   ];
   for (const [fn, input, pattern] of cases) {
-    const text = typeof input === 'string' ? input : JSON.stringify(input);
-    const result = JSON.parse(owner(fn)[fn](text));
-    const what = `${fn}(${text})`;
+    // The trace viewer's module parses JSON text; chapter 1's takes the object itself.
+    const text = ['trace', 'verify'].includes(fn);
+    const result = JSON.parse(owner(fn)[fn](text && typeof input !== 'string' ? JSON.stringify(input) : input));
+    const what = `${fn}(${inspect(input, { depth: 3 }).slice(0, 200)})`;
     assert.deepEqual(Object.keys(result), ['error'], `${what} returned ${JSON.stringify(result).slice(0, 200)}`);
     assert.match(result.error, pattern, `${what}: message was "${result.error}"`);
   }
@@ -230,5 +249,20 @@ test('bad input from JavaScript returns {error} with a readable message', async 
 
   // Both modules survive every error above.
   assert.equal(call(tv.verify, { tokens: [1, 2, 3] }).all_passed, true);
-  assert.equal(call(m.forward, { tokens: [[1, 2, 3]] }).logits[0].length, 3);
+  assert.equal(callObject(m.forward, { tokens: [[1, 2, 3]] }).logits[0].length, 3);
+});
+
+test('chapter 1\'s module reads an object as JSON.stringify would write it', async () => {
+  const m = await core();
+  const plain = callObject(m.forward, { tokens: [[1, 2, 3]], seed: 7 });
+  assert.equal(plain.error, undefined, plain.error);
+  // Typed arrays are lists; an undefined property is left out; whole numbers are integers,
+  // however they were written (7.0 is 7).
+  const same = callObject(m.forward, { tokens: [Int32Array.of(1, 2, 3)], seed: 7.0, capture: undefined });
+  assert.deepEqual(same, plain);
+  assert.notDeepEqual(callObject(m.forward, { tokens: [[1, 2, 3]], seed: 8 }).logits, plain.logits, 'the seed must reach the core');
+  // Larger than an int32, and not whole: refused with the value in the message.
+  assert.match(callObject(m.forward, { tokens: [[1, 2 ** 40]] }).error, /token id 1099511627776 is outside the vocabulary/);
+  assert.match(callObject(m.ropeAngles, { head_dim: 8, theta: 1e4, positions: [0, 1.5] }).error, /whole numbers/);
+  assert.match(callObject(m.ropeAngles, { head_dim: 8, theta: NaN }).error, /theta must be/);
 });

@@ -5,6 +5,7 @@
 // reader asks for them.
 import type { ModelConfig } from './core-types';
 import { loadChapterModule } from './chapter-core';
+import { loadCheckpoint } from './checkpoint-load.mjs';
 import type { HeadPatterns } from './trained-core';
 import { unwrapResult } from './wasm-result';
 
@@ -49,8 +50,8 @@ export interface Checkpoint {
 }
 
 interface RawCheckpoint {
-  load(config: string, safetensors: Uint8Array, tokenizer: string): string;
-  forward(text: string, options: string): string;
+  load(config: unknown, safetensors: Uint8Array, header: unknown, tokenizer: unknown): string;
+  forward(text: string, options: { capture: string[] }): string;
   headPatterns(text: string, seed: number): string;
   loss(text: string): string;
   generate(text: string, count: number): string;
@@ -77,11 +78,11 @@ export function openShakespeare(): Promise<Checkpoint> {
       fetchOk(`${shakespeareDir}/training.json`).then((r) => r.json() as Promise<TrainingRecord>),
     ]);
     const raw = new (module as unknown as { CheckpointSession: new () => RawCheckpoint }).CheckpointSession();
-    const info = unwrap<CheckpointInfo>(raw.load(config, new Uint8Array(weights), tokenizer));
+    const info = unwrap<CheckpointInfo>(loadCheckpoint(raw, { config, model: new Uint8Array(weights), tokenizer }));
     return {
       info,
       record,
-      forward: (text) => unwrap(raw.forward(text, JSON.stringify({ capture: ['probabilities', 'v', 'head_outputs'] }))),
+      forward: (text) => unwrap(raw.forward(text, { capture: ['probabilities', 'v', 'head_outputs'] })),
       headPatterns: (text, seed) => unwrap(raw.headPatterns(text, seed)),
       loss: (text) => unwrap(raw.loss(text)),
       generate: (text, count) => unwrap(raw.generate(text, count)),

@@ -1,8 +1,10 @@
 // The chapters' wasm core as typed functions: one per export of the chapters' modules
 // (wasm/bindings.cpp, bindings_config, bindings_rope, bindings_lessons, bindings_session),
-// with its arguments and result (the shapes are in core-types.ts). Underneath, every
-// call goes through JSON strings; a core error comes back as {"error": ...} and is
-// raised here as a CoreError with the core's own message. Each chapter loads its own
+// with its arguments and result (the shapes are in core-types.ts). Underneath, a call
+// hands the core its options as an object (chapter 1's forward, RoPE and cachePayload:
+// attention_core carries no JSON parser) or as JSON text (the notebook's lessons and
+// KV session), and the answer comes back as JSON text; a core error comes back as
+// {"error": ...} and is raised here as a CoreError with the core's own message. Each chapter loads its own
 // module, once, shared by its widgets: chapter 1 attention_core (chapter-core.ts), the
 // notebook attention_notebook (notebook-core.ts), each with only what its widgets call.
 // This file loads neither, so importing CoreError or a type costs no module's glue.
@@ -47,7 +49,7 @@ export interface Core {
   decodeSession(options: { seed: number }): DecodeSession;
 }
 
-/** The embind module: functions taking JSON strings (and numbers), returning JSON strings or objects. */
+/** The embind module: functions taking objects, JSON strings or numbers, returning JSON strings or objects. */
 type RawCore = Record<string, unknown> & {
   DecodeSession?: new (options: string) => { prefill(o: string): string; step(o: string): string; reset(): void; delete(): void };
 };
@@ -58,22 +60,22 @@ const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new Cor
 /** The typed functions over a loaded module (`module` is its file, for the message when an export is missing). */
 export function bindCore(loaded: unknown, module: string): Core {
   const raw = loaded as RawCore;
-  const run = <T>(name: string, ...args: (string | number)[]): T => {
+  const run = <T>(name: string, ...args: unknown[]): T => {
     const fn = raw[name];
     if (typeof fn !== 'function') throw new CoreError(`${module} has no function ${name}`);
     return unwrap<T>(fn.apply(raw, args));
   };
   const json = JSON.stringify;
   return {
-    forward: (options) => run('forward', json(options)),
+    forward: (options) => run('forward', options),
     config: (preset) => run('config', preset),
-    cachePayload: (config) => run('cachePayload', json(config)),
+    cachePayload: (config) => run('cachePayload', config),
     buildInfo: () => run('buildInfo'),
     maskTiles: (spec, tileQ, tileK) => run('maskTiles', json(spec), tileQ, tileK),
     softLookup: (options) => run('softLookup', json(options)),
-    ropeAngles: (options) => run('ropeAngles', json(options)),
-    ropeRotate: (options) => run('ropeRotate', json(options)),
-    ropeScores: (options) => run('ropeScores', json(options)),
+    ropeAngles: (options) => run('ropeAngles', options),
+    ropeRotate: (options) => run('ropeRotate', options),
+    ropeScores: (options) => run('ropeScores', options),
     attentionCost: (options) => run('attentionCost', json(options)),
     decodeSession: (options) => {
       if (typeof raw.DecodeSession !== 'function') throw new CoreError(`${module} has no DecodeSession`);

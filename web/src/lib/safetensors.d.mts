@@ -8,5 +8,6 @@ export interface SafetensorsTensor {
 }
 
 export declare class SafetensorsError extends Error {}
+export declare function safetensorsHeader(file: Uint8Array, source?: string): { header: Record<string, unknown>; length: number };
 export declare function readSafetensors(file: Uint8Array, source?: string): { tensors: SafetensorsTensor[]; metadata: Record<string, string> };
 export declare function writeSafetensors(tensors: SafetensorsTensor[], metadata?: Record<string, string>): Uint8Array;

@@ -1,7 +1,9 @@
 // A safetensors file read and written in JavaScript, as much as the page needs: the
 // first-layer slice of the Shakespeare checkpoint is cut out at build time
 // (web/tools/first-layer-slice.mjs) and read by the first screen's figure
-// (lib/first-layer-core.ts), whose wasm module carries no JSON library. The format:
+// (lib/first-layer-core.ts), whose wasm module carries no JSON library; and the
+// header of the whole checkpoint is parsed here for chapter 1's module, which reads
+// the tensors itself but carries no JSON parser (lib/checkpoint-load.mjs). The format:
 // an 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape,
 // data_offsets: [begin, end]}, "__metadata__"?: {string: string}}, then the data,
 // offsets counted from its start. Plain JavaScript, so Node runs it without a build.
@@ -11,6 +13,27 @@ export class SafetensorsError extends Error {}
 const dtypeBytes = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
 
 /**
+ * The header of a safetensors file, parsed, and its length N (the data starts at 8 + N).
+ * Throws SafetensorsError, naming `source`, for a file that is cut short or a header
+ * that is not a JSON object; what the header says is not checked here.
+ */
+export function safetensorsHeader(file, source = 'safetensors file') {
+  const fail = (what) => { throw new SafetensorsError(`${source}: ${what}`); };
+  if (file.byteLength < 8) fail(`${file.byteLength} bytes, too short for a safetensors header`);
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const length = Number(view.getBigUint64(0, true));
+  if (length > file.byteLength - 8) fail(`the header claims ${length} bytes, the file holds ${file.byteLength - 8} after its length`);
+  let header;
+  try {
+    header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + length)));
+  } catch {
+    fail('the header is not valid JSON');
+  }
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('the header is not a JSON object');
+  return { header, length };
+}
+
+/**
  * The tensors of a safetensors file: [{name, dtype, shape, bytes}] in header order
  * (bytes: a Uint8Array view into `file`). Throws SafetensorsError, naming `source`,
  * for a file that is cut short, a header that is not such JSON, or offsets that do
@@ -18,18 +41,8 @@ const dtypeBytes = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8
  */
 export function readSafetensors(file, source = 'safetensors file') {
   const fail = (what) => { throw new SafetensorsError(`${source}: ${what}`); };
-  if (file.byteLength < 8) fail(`${file.byteLength} bytes, too short for a safetensors header`);
-  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
-  const headerLength = Number(view.getBigUint64(0, true));
-  if (headerLength > file.byteLength - 8) fail(`the header claims ${headerLength} bytes, the file holds ${file.byteLength - 8} after its length`);
-  let header;
-  try {
-    header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + headerLength)));
-  } catch {
-    fail('the header is not valid JSON');
-  }
-  if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('the header is not a JSON object');
-  const data = file.subarray(8 + headerLength);
+  const { header, length } = safetensorsHeader(file, source);
+  const data = file.subarray(8 + length);
   const tensors = [];
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') continue;
