@@ -1,5 +1,6 @@
 // The core functions behind the notebook chapter's smaller widgets, as embind
-// functions taking and returning JSON (masks return their tile map as bytes).
+// functions taking an object and returning JSON text (masks return an object with
+// their tile map as bytes).
 // RoPE's, for chapter 1, are in bindings_rope.cpp.
 //
 //   maskTiles(spec, tileQ, tileK)  spec {kind, T, S, window, sinks, prefix, chunk, document_lengths}
@@ -27,15 +28,9 @@ emscripten::val error_object(const std::string& message) {
     return error;
 }
 
-emscripten::val mask_tiles(const std::string& spec_json, int tile_q, int tile_k) {
+emscripten::val mask_tiles(const emscripten::val& spec_js, int tile_q, int tile_k) {
     try {
-        json spec_options;
-        try {
-            spec_options = json::parse(spec_json);
-        } catch (const json::parse_error& e) {
-            throw InputError(std::string("mask spec is not valid JSON: ") + e.what());
-        }
-        const MaskSpec spec = mask_spec_from_json(spec_options);
+        const MaskSpec spec = mask_spec_from_json(json_from_js(spec_js));
         std::vector<TileState> states;
         const TileCounts counts = classify_tiles(spec, tile_q, tile_k, &states);
 
@@ -58,9 +53,9 @@ emscripten::val mask_tiles(const std::string& spec_json, int tile_q, int tile_k)
     }
 }
 
-std::string soft_lookup_json(const std::string& options_json) {
+std::string soft_lookup_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"query", "keys", "values", "scale"});
+        const json options = options_from_js(options_js, {"query", "keys", "values", "scale"});
         const std::vector<double> query = number_list(options.value("query", json::array()), "query");
         const json& keys = options.at("keys");
         const json& values = options.at("values");
@@ -89,9 +84,9 @@ json flops_json(const AttentionFlops& f) {
     return {{"projections", f.projections}, {"scores", f.scores}, {"weighted", f.weighted}};
 }
 
-std::string attention_cost_json(const std::string& options_json) {
+std::string attention_cost_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"d", "T", "n_heads", "n_kv_heads", "bytes_per_scalar"});
+        const json options = options_from_js(options_js, {"d", "T", "n_heads", "n_kv_heads", "bytes_per_scalar"});
         const double d = number_option(options, "d", 4096), T = number_option(options, "T", 4096);
         const int heads = int_option(options, "n_heads", 32), kv_heads = int_option(options, "n_kv_heads", heads);
         if (!(d >= 1) || !(T >= 1)) throw InputError("d and T must be at least 1");

@@ -2,9 +2,9 @@
 // token at a time through the core's cache, and after every step compare the
 // cached logits with a full recomputation of the whole sequence.
 //
-//   const s = new core.DecodeSession(JSON.stringify({seed: 1}));
-//   s.prefill(JSON.stringify({tokens: [1, 2, 3]}));   -> step report (below)
-//   s.step(JSON.stringify({token: 4}));                -> step report
+//   const s = new core.DecodeSession({seed: 1});
+//   s.prefill({tokens: [1, 2, 3]});   -> step report (below), as JSON text
+//   s.step({token: 4});               -> step report
 //   s.reset(); s.delete();                              (embind objects are freed by hand)
 //
 // A step report: {position (the cache's counter after the step), history (keys
@@ -32,10 +32,10 @@ constexpr std::size_t max_session_tokens = 64;
 
 class DecodeSession {
 public:
-    explicit DecodeSession(const std::string& options_json) {
+    explicit DecodeSession(const emscripten::val& options_js) {
         // A bad option leaves a session with the default seed; the page passes only known keys.
         const std::string error = json_or_error([&] {
-            model_ = seeded_tiny_model(seed_option(parse_options(options_json, {"seed"})));
+            model_ = seeded_tiny_model(seed_option(options_from_js(options_js, {"seed"})));
             return json::object();
         });
         if (error != "{}") model_ = seeded_tiny_model(default_seed);
@@ -47,9 +47,9 @@ public:
         tokens_.clear();
     }
 
-    std::string prefill(const std::string& options_json) {
+    std::string prefill(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"tokens"});
+            const json options = options_from_js(options_js, {"tokens"});
             const std::vector<std::int32_t> ids = token_list(options.value("tokens", json::array()), model_.config.vocab_size);
             if (ids.empty()) throw InputError("prefill needs at least one token");
             reset();
@@ -57,9 +57,9 @@ public:
         });
     }
 
-    std::string step(const std::string& options_json) {
+    std::string step(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"token"});
+            const json options = options_from_js(options_js, {"token"});
             if (!options.contains("token")) throw InputError("step needs a token, e.g. {\"token\": 7}");
             return advance({token_id(options["token"], model_.config.vocab_size)});
         });
@@ -126,7 +126,7 @@ private:
 
 EMSCRIPTEN_BINDINGS(anatomy_session) {
     emscripten::class_<DecodeSession>("DecodeSession")
-        .constructor<std::string>()
+        .constructor<emscripten::val>()
         .function("prefill", &DecodeSession::prefill)
         .function("step", &DecodeSession::step)
         .function("reset", &DecodeSession::reset);

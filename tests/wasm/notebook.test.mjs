@@ -33,7 +33,7 @@ test('what both modules link (bindings_config) answers alike, errors included', 
 
 test('maskTiles counts a causal mask as the closed form does and refuses a negative length', () => {
   for (const [T, tile] of [[64, 16], [100, 8], [7, 4]]) {
-    const out = result(notebook.maskTiles(JSON.stringify({ kind: 'causal', T, S: T }), tile, tile));
+    const out = result(notebook.maskTiles({ kind: 'causal', T, S: T }, tile, tile));
     const n = Math.ceil(T / tile);
     assert.equal(out.visible_cells, T * (T + 1) / 2, `T = ${T}: visible cells`);
     assert.deepEqual([out.rows, out.cols], [n, n]);
@@ -42,13 +42,13 @@ test('maskTiles counts a causal mask as the closed form does and refuses a negat
     assert.equal(out.skipped, n * (n - 1) / 2, 'above it, skipped');
     assert.equal(out.states.length, n * n);
   }
-  const refused = result(notebook.maskTiles(JSON.stringify({ kind: 'causal', T: -1, S: 4 }), 16, 16));
+  const refused = result(notebook.maskTiles({ kind: 'causal', T: -1, S: 4 }, 16, 16));
   assert.match(String(refused.error), /T/, `maskTiles took T = -1: ${JSON.stringify(refused)}`);
 });
 
 test('softLookup is softmax(scale q.k) over the keys, then the weighted sum of the values', () => {
   const query = [1, 0.5], keys = [[1, 0], [0, 1], [0.3, 0.3]], values = [[1, 2], [3, 4], [5, 6]], scale = 0.7;
-  const out = result(notebook.softLookup(JSON.stringify({ query, keys, values, scale })));
+  const out = result(notebook.softLookup({ query, keys, values, scale }));
   const scores = keys.map((k) => scale * (k[0] * query[0] + k[1] * query[1]));
   const top = Math.max(...scores);
   const exps = scores.map((s) => Math.exp(s - top));
@@ -57,27 +57,27 @@ test('softLookup is softmax(scale q.k) over the keys, then the weighted sum of t
   for (const [name, ours, theirs] of [['scores', out.scores, scores], ['weights', out.weights, weights], ['mixed', out.mixed, mixed]]) {
     ours.forEach((x, i) => assert.ok(Math.abs(x - theirs[i]) < 1e-12, `${name}[${i}]: ${x} vs ${theirs[i]}`));
   }
-  assert.match(String(result(notebook.softLookup(JSON.stringify({ query: [1], keys: [[1, 0]], values: [[1]], scale: 1 }))).error), /query/);
+  assert.match(String(result(notebook.softLookup({ query: [1], keys: [[1, 0]], values: [[1]], scale: 1 })).error), /query/);
 });
 
 test("attentionCost follows the FLOP counts lessons/cost.hpp states", () => {
   for (const [d, T, Hq, Hkv, bytes] of [[4096, 8192, 32, 8, 2], [32, 10, 4, 2, 4], [64, 1, 8, 8, 2]]) {
-    const out = result(notebook.attentionCost(JSON.stringify({ d, T, n_heads: Hq, n_kv_heads: Hkv, bytes_per_scalar: bytes })));
+    const out = result(notebook.attentionCost({ d, T, n_heads: Hq, n_kv_heads: Hkv, bytes_per_scalar: bytes }));
     const dkv = d * Hkv / Hq;
     assert.deepEqual(out.prefill, { projections: 2 * T * d * (2 * d + 2 * dkv), scores: 2 * T * T * d, weighted: 2 * T * T * d });
     assert.deepEqual(out.decode, { projections: 2 * d * (2 * d + 2 * dkv), scores: 2 * T * d, weighted: 2 * T * d });
     assert.equal(out.decode_cache_bytes, 2 * T * dkv * bytes);
     assert.equal(out.crossover_T, d + dkv);
   }
-  const refused = result(notebook.attentionCost(JSON.stringify({ d: 30, T: 10, n_heads: 4, n_kv_heads: 3 })));
+  const refused = result(notebook.attentionCost({ d: 30, T: 10, n_heads: 4, n_kv_heads: 3 }));
   assert.match(String(refused.error), /multiple of n_kv_heads/);
 });
 
 test("the KV stepper's cached logits equal chapter 1's full forward of the same tokens", () => {
-  const session = new notebook.DecodeSession(JSON.stringify({ seed: 1 }));
-  const reports = [result(session.prefill(JSON.stringify({ tokens: [1, 5, 9] })))];
-  for (const token of [3, 7, 31]) reports.push(result(session.step(JSON.stringify({ token }))));
-  const outOfVocabulary = result(session.step(JSON.stringify({ token: 99 })));
+  const session = new notebook.DecodeSession({ seed: 1 });
+  const reports = [result(session.prefill({ tokens: [1, 5, 9] }))];
+  for (const token of [3, 7, 31]) reports.push(result(session.step({ token })));
+  const outOfVocabulary = result(session.step({ token: 99 }));
   session.delete();
   assert.match(String(outOfVocabulary.error), /99/);
 
@@ -102,10 +102,11 @@ test('each module leaves out what only the other chapter calls', () => {
   }
 });
 
-test('chapter 1\'s module carries no JSON parser; the notebook\'s, which reads its lessons\' options as text, does', () => {
+test('the chapters\' modules carry no JSON parser; the judge\'s, which reads a learner\'s JSON text, does', () => {
   // A name of nlohmann's lexer tokens, kept in the data of any module that links its parser.
   const lexer = Buffer.from("'[', '{', or a literal");
   const holds = (module) => fs.readFileSync(path.join(wasmDir, `${module}.wasm`)).includes(lexer);
-  assert.equal(holds('attention_notebook'), true, 'the probe must find the parser where it is, or its absence proves nothing');
-  assert.equal(holds('attention_core'), false, 'attention_core links a JSON parser: its functions take objects (json_from_js), not JSON text');
+  assert.equal(holds('attention_judge'), true, 'the probe must find the parser where it is, or its absence proves nothing');
+  for (const module of ['attention_core', 'attention_notebook'])
+    assert.equal(holds(module), false, `${module} links a JSON parser: its functions take objects (json_from_js), not JSON text`);
 });

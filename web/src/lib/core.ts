@@ -1,10 +1,10 @@
 // The chapters' wasm core as typed functions: one per export of the chapters' modules
 // (wasm/bindings.cpp, bindings_config, bindings_rope, bindings_lessons, bindings_session),
 // with its arguments and result (the shapes are in core-types.ts). Underneath, a call
-// hands the core its options as an object (chapter 1's forward, RoPE and cachePayload:
-// attention_core carries no JSON parser) or as JSON text (the notebook's lessons and
-// KV session), and the answer comes back as JSON text; a core error comes back as
-// {"error": ...} and is raised here as a CoreError with the core's own message. Each chapter loads its own
+// hands the core its options as the object itself (wasm/json_args.hpp's json_from_js:
+// neither chapter's module carries a JSON parser) and the answer comes back as JSON
+// text (maskTiles: an object); a core error comes back as {"error": ...} and is
+// raised here as a CoreError with the core's own message. Each chapter loads its own
 // module, once, shared by its widgets: chapter 1 attention_core (chapter-core.ts), the
 // notebook attention_notebook (notebook-core.ts), each with only what its widgets call.
 // This file loads neither, so importing CoreError or a type costs no module's glue.
@@ -49,9 +49,9 @@ export interface Core {
   decodeSession(options: { seed: number }): DecodeSession;
 }
 
-/** The embind module: functions taking objects, JSON strings or numbers, returning JSON strings or objects. */
+/** The embind module: functions taking objects, strings or numbers, returning JSON strings or objects. */
 type RawCore = Record<string, unknown> & {
-  DecodeSession?: new (options: string) => { prefill(o: string): string; step(o: string): string; reset(): void; delete(): void };
+  DecodeSession?: new (options: object) => { prefill(o: object): string; step(o: object): string; reset(): void; delete(): void };
 };
 
 /** A result from the core: JSON text or an object; {error} becomes a CoreError. */
@@ -65,24 +65,23 @@ export function bindCore(loaded: unknown, module: string): Core {
     if (typeof fn !== 'function') throw new CoreError(`${module} has no function ${name}`);
     return unwrap<T>(fn.apply(raw, args));
   };
-  const json = JSON.stringify;
   return {
     forward: (options) => run('forward', options),
     config: (preset) => run('config', preset),
     cachePayload: (config) => run('cachePayload', config),
     buildInfo: () => run('buildInfo'),
-    maskTiles: (spec, tileQ, tileK) => run('maskTiles', json(spec), tileQ, tileK),
-    softLookup: (options) => run('softLookup', json(options)),
+    maskTiles: (spec, tileQ, tileK) => run('maskTiles', spec, tileQ, tileK),
+    softLookup: (options) => run('softLookup', options),
     ropeAngles: (options) => run('ropeAngles', options),
     ropeRotate: (options) => run('ropeRotate', options),
     ropeScores: (options) => run('ropeScores', options),
-    attentionCost: (options) => run('attentionCost', json(options)),
+    attentionCost: (options) => run('attentionCost', options),
     decodeSession: (options) => {
       if (typeof raw.DecodeSession !== 'function') throw new CoreError(`${module} has no DecodeSession`);
-      const session = new raw.DecodeSession(json(options));
+      const session = new raw.DecodeSession(options);
       return {
-        prefill: (tokens) => unwrap(session.prefill(json({ tokens }))),
-        step: (token) => unwrap(session.step(json({ token }))),
+        prefill: (tokens) => unwrap(session.prefill({ tokens })),
+        step: (token) => unwrap(session.step({ token })),
         reset: () => session.reset(),
         delete: () => session.delete(),
       };
