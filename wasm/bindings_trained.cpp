@@ -5,22 +5,23 @@
 //
 //   const s = new core.TrainedSession();
 //   s.load(modelBytes, tokenizerBytes)       -> {config, version, seq_len, parameters, bos_id, tokenizer_pieces}
-//   s.encode('{"text": "Once upon"}')        -> {ids (BOS first), token_text}
-//   s.decode('{"ids": [...]}')               -> {text}: the ids as text (BOS dropped, byte pieces joined)
-//   s.extend('{"keep": K, "ids": [...]}')    -> rewinds the KV cache to its first K tokens, runs `ids`
+//   s.encode({text: 'Once upon'})            -> {ids (BOS first), token_text}
+//   s.decode({ids: [...]})                   -> {text}: the ids as text (BOS dropped, byte pieces joined)
+//   s.extend({keep: K, ids: [...]})          -> rewinds the KV cache to its first K tokens, runs `ids`
 //                                               through it (one pass, every probability captured):
 //                                               {position, history, new_tokens: [{id, text}], next: {id, text,
 //                                                probability}, top: [...5], ms}
 //   s.rows()                                 -> a Float32Array view into the wasm heap (copy it before the next call):
 //                                               the last extend's probabilities, per layer and query head the
 //                                               T_new rows, row i holding keys 0 .. history + i (the rest is 0)
-//   s.headPatterns('{"ids": [...]}')         -> lessons/head_patterns.hpp's scores as JSON
-//   s.probe('{"ids": [...], "generate": N, "head_patterns": bool}')
+//   s.headPatterns({ids: [...]})             -> lessons/head_patterns.hpp's scores as JSON
+//   s.probe({ids: [...], generate: N, head_patterns: bool})
 //                                            -> the trace `attn probe` writes (without its file and machine fields)
-//   s.checks('{"ids": [...]}')               -> the check suite (a, b, d, e1-e3, f2, g, h2) on this model, on the
+//   s.checks({ids: [...]})                   -> the check suite (a, b, d, e1-e3, f2, g, h2) on this model, on the
 //                                               batch `attn verify --batch 2` makes of the ids
 //   s.delete()                               (embind objects are freed by hand)
-// Every method returns {error} (JSON; load: an object) instead of throwing.
+// Options are objects (json_from_js: this module links no JSON parser). Every method
+// returns {error} (JSON; load: an object) instead of throwing.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -102,9 +103,9 @@ public:
         }
     }
 
-    std::string encode(const std::string& options_json) {
+    std::string encode(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"text"});
+            const json options = options_from_js(options_js, {"text"});
             require_model();
             // BOS, then the text as run.c encodes it (a dummy leading space, then merges).
             const std::vector<std::int32_t> ids = prompt_ids(tokenizer_, string_option(options, "text", ""), false,
@@ -115,17 +116,17 @@ public:
         });
     }
 
-    std::string decode(const std::string& options_json) {
+    std::string decode(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"ids"});
+            const json options = options_from_js(options_js, {"ids"});
             require_model();
             return json{{"text", tokenizer_.decode(token_list(options.value("ids", json::array()), model_->config.vocab_size))}};
         });
     }
 
-    std::string extend(const std::string& options_json) {
+    std::string extend(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"keep", "ids"});
+            const json options = options_from_js(options_js, {"keep", "ids"});
             require_model();
             const ModelConfig& c = model_->config;
             const int keep = int_option(options, "keep", 0);
@@ -175,9 +176,9 @@ public:
     // a Float32Array here and filling it through embind took 30 ms for 10 MB.
     emscripten::val rows() const { return emscripten::val(emscripten::typed_memory_view(rows_.size(), rows_.data())); }
 
-    std::string head_patterns_json(const std::string& options_json) {
+    std::string head_patterns_json(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"ids"});
+            const json options = options_from_js(options_js, {"ids"});
             require_model();
             const std::vector<std::int32_t> ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
             PretrainedBackend backend(*model_, DType::f32);  // the session's cache stays as it is
@@ -185,9 +186,9 @@ public:
         });
     }
 
-    std::string probe(const std::string& options_json) {
+    std::string probe(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"ids", "generate", "head_patterns"});
+            const json options = options_from_js(options_js, {"ids", "generate", "head_patterns"});
             require_model();
             ProbeRequest request;
             request.ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
@@ -199,9 +200,9 @@ public:
         });
     }
 
-    std::string checks(const std::string& options_json) {
+    std::string checks(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = parse_options(options_json, {"ids"});
+            const json options = options_from_js(options_js, {"ids"});
             require_model();
             const std::vector<std::int32_t> ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
             PretrainedBackend backend(*model_, DType::f32);

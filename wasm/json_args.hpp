@@ -1,7 +1,8 @@
 // Reading the options that JavaScript passes to the wasm core, and turning any
 // failure into {"error": message}. Shared by every bindings file. Options come as
-// JSON text (parse_options), or, in the chapters' module (attention_core), which
-// carries no JSON parser, as the JavaScript object itself (options_from_js).
+// JSON text (parse_options), or, in the modules the page's widgets call
+// (attention_core, attention_notebook, attention_trained), which carry no JSON
+// parser, as the JavaScript object itself (options_from_js).
 #pragma once
 
 #include <cstdint>

@@ -102,11 +102,11 @@ test('each module leaves out what only the other chapter calls', () => {
   }
 });
 
-test('the chapters\' modules carry no JSON parser; the judge\'s, which reads a learner\'s JSON text, does', () => {
+test('the modules the page\'s widgets call carry no JSON parser; the judge\'s, which reads a learner\'s JSON text, does', () => {
   // A name of nlohmann's lexer tokens, kept in the data of any module that links its parser.
   const lexer = Buffer.from("'[', '{', or a literal");
   const holds = (module) => fs.readFileSync(path.join(wasmDir, `${module}.wasm`)).includes(lexer);
   assert.equal(holds('attention_judge'), true, 'the probe must find the parser where it is, or its absence proves nothing');
-  for (const module of ['attention_core', 'attention_notebook'])
+  for (const module of ['attention_core', 'attention_notebook', 'attention_trained'])
     assert.equal(holds(module), false, `${module} links a JSON parser: its functions take objects (json_from_js), not JSON text`);
 });

@@ -41,7 +41,7 @@ async function open(model = modelBytes) {
   return { session, info: typeof info === 'string' ? JSON.parse(info) : info };
 }
 const call = (session, name, options) => {
-  const result = JSON.parse(session[name](JSON.stringify(options)));
+  const result = JSON.parse(session[name](options));
   assert.equal(result.error, undefined, `${name}: ${result.error}`);
   return result;
 };
@@ -159,17 +159,17 @@ test('the comparison with native fails for a model with one weight changed', asy
 test('bad files and bad calls come back as one message', async () => {
   const module = await loadTrained();
   const session = new module.TrainedSession();
-  assert.match(JSON.parse(session.encode('{"text": "x"}')).error, /no model is loaded/);
+  assert.match(JSON.parse(session.encode({ text: 'x' })).error, /no model is loaded/);
   assert.match(session.load(modelBytes.slice(0, 20), tokenizerBytes).error, /the model file.*header/);
   assert.match(session.load(modelBytes.slice(0, -4), tokenizerBytes).error, /the model file.*implies/);
   assert.match(session.load(modelBytes, tokenizerBytes.slice(0, 3000)).error, /the tokenizer file.*ends at piece/);
   assert.match(session.load('not bytes', tokenizerBytes).error, /Uint8Array/);
   JSON.parse(session.load(modelBytes, tokenizerBytes));
-  assert.match(JSON.parse(session.extend('{"keep": 3, "ids": [1]}')).error, /keep must be 0 to 0/);
-  assert.match(JSON.parse(session.extend('{"keep": 0, "ids": [512]}')).error, /512/);
-  assert.match(JSON.parse(session.extend('{"keep": 0, "ids": []}')).error, /at least one/);
-  assert.match(JSON.parse(session.extend(JSON.stringify({ keep: 0, ids: Array(257).fill(5) }))).error, /at most 256/);
-  assert.match(JSON.parse(session.headPatterns('{"ids": [1]}')).error, /at least 2 tokens/);
-  assert.match(JSON.parse(session.extend('{"kep": 0}')).error, /kep/);
+  assert.match(JSON.parse(session.extend({ keep: 3, ids: [1] })).error, /keep must be 0 to 0/);
+  assert.match(JSON.parse(session.extend({ keep: 0, ids: [512] })).error, /512/);
+  assert.match(JSON.parse(session.extend({ keep: 0, ids: [] })).error, /at least one/);
+  assert.match(JSON.parse(session.extend({ keep: 0, ids: Array(257).fill(5) })).error, /at most 256/);
+  assert.match(JSON.parse(session.headPatterns({ ids: [1] })).error, /at least 2 tokens/);
+  assert.match(JSON.parse(session.extend({ kep: 0 })).error, /kep/);
   session.delete();
 });

@@ -45,11 +45,11 @@ const report = { load_average_start: os.loadavg().map((x) => round(x, 2)) };
   const module = await loadTrained();
   const session = new module.TrainedSession();
   session.load(new Uint8Array(fs.readFileSync(modelPath)), new Uint8Array(fs.readFileSync(tokenizerPath)));
-  const ids = JSON.parse(session.encode(JSON.stringify({ text: story.repeat(12) }))).ids.slice(0, 256);
+  const ids = JSON.parse(session.encode({ text: story.repeat(12) })).ids.slice(0, 256);
   const store = new Float32Array(8 * 1024 * 1024); // where the page copies rows to (allocated once, as W9 does)
   const pass = (keep, tokens) => {
     const start = performance.now();
-    const result = JSON.parse(session.extend(JSON.stringify({ keep, ids: tokens })));
+    const result = JSON.parse(session.extend({ keep, ids: tokens }));
     if (result.error) throw new Error(result.error);
     const rows = session.rows();
     store.set(rows.subarray(0, Math.min(rows.length, store.length)));

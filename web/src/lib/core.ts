@@ -2,7 +2,7 @@
 // (wasm/bindings.cpp, bindings_config, bindings_rope, bindings_lessons, bindings_session),
 // with its arguments and result (the shapes are in core-types.ts). Underneath, a call
 // hands the core its options as the object itself (wasm/json_args.hpp's json_from_js:
-// neither chapter's module carries a JSON parser) and the answer comes back as JSON
+// the chapters' modules carry no JSON parser) and the answer comes back as JSON
 // text (maskTiles: an object); a core error comes back as {"error": ...} and is
 // raised here as a CoreError with the core's own message. Each chapter loads its own
 // module, once, shared by its widgets: chapter 1 attention_core (chapter-core.ts), the

@@ -72,13 +72,13 @@ export interface TrainedSession {
 
 interface RawSession {
   load(model: Uint8Array, tokenizer: Uint8Array): string | { error: string };
-  encode(options: string): string;
-  decode(options: string): string;
-  extend(options: string): string;
+  encode(options: object): string;
+  decode(options: object): string;
+  extend(options: object): string;
   rows(): Float32Array;
-  headPatterns(options: string): string;
-  probe(options: string): string;
-  checks(options: string): string;
+  headPatterns(options: object): string;
+  probe(options: object): string;
+  checks(options: object): string;
   delete(): void;
 }
 
@@ -104,16 +104,15 @@ export async function openTrained(model: Uint8Array, tokenizer: Uint8Array): Pro
     raw.delete();
     throw error;
   }
-  const json = JSON.stringify;
   return {
     info,
-    encode: (text) => unwrap(raw.encode(json({ text }))),
-    decode: (ids) => unwrap<{ text: string }>(raw.decode(json({ ids }))).text,
-    extend: (keep, ids) => unwrap(raw.extend(json({ keep, ids }))),
+    encode: (text) => unwrap(raw.encode({ text })),
+    decode: (ids) => unwrap<{ text: string }>(raw.decode({ ids })).text,
+    extend: (keep, ids) => unwrap(raw.extend({ keep, ids })),
     rows: () => raw.rows(),
-    headPatterns: (ids) => unwrap(raw.headPatterns(json({ ids }))),
-    probe: (options) => unwrap(raw.probe(json(options))),
-    checks: (ids) => unwrap(raw.checks(json({ ids }))),
+    headPatterns: (ids) => unwrap(raw.headPatterns({ ids })),
+    probe: (options) => unwrap(raw.probe(options)),
+    checks: (ids) => unwrap(raw.checks({ ids })),
     delete: () => raw.delete(),
   };
 }
