@@ -1,6 +1,6 @@
 #include "llama_views.hpp"
 
-#include <map>
+#include <set>
 
 #include "../tensor.hpp"
 #include "llama_tensors.hpp"
@@ -30,28 +30,33 @@ TensorView& slot(LlamaViews& v, const LlamaTensorSpec& spec) {
 
 }  // namespace
 
+const TensorView& required_tensor(const TensorViews& tensors, const std::string& name, const std::vector<std::size_t>& shape,
+                                  const std::string& source) {
+    const TensorView* found = nullptr;
+    for (const TensorView& t : tensors) {
+        if (t.name != name) continue;
+        if (found) throw InputError(source + ": tensor '" + name + "' appears in more than one shard");
+        found = &t;
+    }
+    if (!found) throw InputError(source + ": missing tensor '" + name + "'");
+    if (found->shape != shape)
+        throw InputError(source + ": tensor '" + name + "' has shape " + shape_text(found->shape) + ", config implies " +
+                         shape_text(shape));
+    return *found;
+}
+
 LlamaViews llama_views(const ModelConfig& config, const TensorViews& tensors, const std::string& source) {
     require_valid(config);
-    std::multimap<std::string, const TensorView*> by_name;
-    for (const TensorView& t : tensors) by_name.emplace(t.name, &t);
-
     LlamaViews views;
     views.config = config;
     views.layers.resize(std::size_t(config.n_layers));
+    std::set<std::string> listed;
     for (const LlamaTensorSpec& spec : llama_tensor_specs(config)) {
-        const std::string& name = spec.tensor.name;
-        const std::size_t copies = by_name.count(name);
-        if (copies > 1) throw InputError(source + ": tensor '" + name + "' appears in more than one shard");
-        if (copies == 0) throw InputError(source + ": missing tensor '" + name + "'");
-        const TensorView& found = *by_name.find(name)->second;
-        if (found.shape != spec.tensor.shape)
-            throw InputError(source + ": tensor '" + name + "' has shape " + shape_text(found.shape) + ", config implies " +
-                             shape_text(spec.tensor.shape));
-        slot(views, spec) = found;
-        by_name.erase(name);
+        slot(views, spec) = required_tensor(tensors, spec.tensor.name, spec.tensor.shape, source);
+        listed.insert(spec.tensor.name);
     }
     for (const TensorView& t : tensors)
-        if (by_name.count(t.name) && !is_ignored_tensor(t.name))
+        if (!listed.count(t.name) && !is_ignored_tensor(t.name))
             throw InputError(source + ": unexpected tensor '" + t.name + "' (not part of a " +
                              std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
     return views;

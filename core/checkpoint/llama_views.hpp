@@ -51,6 +51,12 @@ Layer layer_from_views(const LlamaLayerViews& v, const Norm& norm, const Project
     return l;
 }
 
+// The one tensor of `tensors` named `name`, of exactly `shape`. Throws InputError,
+// prefixed with `source`, when it is held twice ("appears in more than one shard"),
+// missing, or of another shape ("has shape [a, b], config implies [c, d]").
+const TensorView& required_tensor(const TensorViews& tensors, const std::string& name, const std::vector<std::size_t>& shape,
+                                  const std::string& source);
+
 // Binds `tensors` to `config` (checked with require_valid first). Throws InputError,
 // prefixed with `source`, for the first listed tensor that is held twice ("appears in
 // more than one shard"), missing, or of another shape ("has shape [a, b], config

@@ -37,16 +37,7 @@ FirstLayerAttentionWeights first_layer_from_views(const ModelConfig& config, con
                                                   const std::string& source) {
     require_valid(config);
     const auto find = [&](LlamaWeight weight) -> const TensorView& {
-        const std::string name = hf_tensor_name(weight, 0);
-        const std::vector<std::size_t> shape = stored_shape(config, weight);
-        for (const TensorView& t : tensors) {
-            if (t.name != name) continue;
-            if (t.shape != shape)
-                throw InputError(source + ": tensor '" + name + "' has shape " + shape_text(t.shape) + ", config implies " +
-                                 shape_text(shape));
-            return t;
-        }
-        throw InputError(source + ": missing tensor '" + name + "'");
+        return required_tensor(tensors, hf_tensor_name(weight, 0), stored_shape(config, weight), source);
     };
     return {matrix(find(LlamaWeight::embedding)), vector(find(LlamaWeight::attn_norm)),
             projection_in_out(find(LlamaWeight::wq)), projection_in_out(find(LlamaWeight::wk))};
