@@ -3,6 +3,7 @@
 // "trained on Shakespeare" weights, shipped in web/public/models/shakespeare/ with
 // the record of how they were made. The module and the weights load only when a
 // reader asks for them.
+import { inBackgroundTask } from './background-task';
 import type { ModelConfig } from './core-types';
 import { loadChapterModule } from './chapter-core';
 import { loadCheckpoint } from './checkpoint-load.mjs';
@@ -67,16 +68,21 @@ async function fetchOk(url: string): Promise<Response> {
 
 let opening: Promise<Checkpoint> | null = null;
 
-/** The shipped Shakespeare model, opened once; later calls share it. */
-export function openShakespeare(): Promise<Checkpoint> {
+/**
+ * The shipped Shakespeare model, opened once; later calls share it. With 'background'
+ * (figures preparing themselves, not a reader's click), the core reads it in a
+ * background task once the files have arrived.
+ */
+export function openShakespeare(priority: 'user' | 'background' = 'user'): Promise<Checkpoint> {
   opening ??= (async () => {
-    const [module, config, weights, tokenizer, record] = await Promise.all([
+    const files = await Promise.all([
       loadChapterModule(),
       fetchOk(`${shakespeareDir}/config.json`).then((r) => r.text()),
       fetchOk(`${shakespeareDir}/model.safetensors`).then((r) => r.arrayBuffer()),
       fetchOk(`${shakespeareDir}/tokenizer.json`).then((r) => r.text()),
       fetchOk(`${shakespeareDir}/training.json`).then((r) => r.json() as Promise<TrainingRecord>),
     ]);
+    const [module, config, weights, tokenizer, record] = priority === 'background' ? await inBackgroundTask(files) : files;
     const raw = new (module as unknown as { CheckpointSession: new () => RawCheckpoint }).CheckpointSession();
     const info = unwrap<CheckpointInfo>(loadCheckpoint(raw, { config, model: new Uint8Array(weights), tokenizer }));
     return {

@@ -14,23 +14,10 @@ import { el, formatNumber, labelled, select, setStatus } from '../lib/dom';
 import { Heatmap, HeatmapData } from '../lib/heatmap';
 import type { PatternScores } from '../lib/trained-core';
 import type { WidgetContext } from '../lib/widget';
+import { inBackgroundTask } from '../lib/background-task';
 import { count, groupDigits } from '../lib/words';
 
 const defaultText = 'ROMEO:\nBut soft, what light through yonder window breaks?';
-
-/**
- * Resolves with `value` in a task of its own, at background priority where the browser
- * has a scheduler. The four figures share one checkpoint: without this, their work ran
- * as one long task the moment it opened, and a click elsewhere (say, opening W9) waited
- * for all of it.
- */
-function inTaskOfItsOwn<T>(value: T): Promise<T> {
-  const scheduler = (globalThis as { scheduler?: { postTask(task: () => void, options: { priority: string }): unknown } }).scheduler;
-  return new Promise((resolve) => {
-    if (scheduler) scheduler.postTask(() => resolve(value), { priority: 'background' });
-    else setTimeout(() => resolve(value), 0);
-  });
-}
 
 /** Opens the shipped checkpoint when `root` comes within a screen of the viewport, or at once. */
 function whenNear(root: HTMLElement, status: HTMLElement, use: (checkpoint: Checkpoint) => void): void {
@@ -41,8 +28,11 @@ function whenNear(root: HTMLElement, status: HTMLElement, use: (checkpoint: Chec
     observer?.disconnect();
     setStatus(status, 'Loading the model trained on Shakespeare…');
     import('../lib/checkpoint-core')
-      .then(({ openShakespeare }) => openShakespeare())
-      .then(inTaskOfItsOwn)
+      // The four figures share one checkpoint: opening it, and then each figure's work,
+      // run in background tasks of their own, so a click elsewhere (say, opening W9)
+      // does not wait for them.
+      .then(({ openShakespeare }) => openShakespeare('background'))
+      .then(inBackgroundTask)
       .then(use, (error: unknown) => {
         started = false;
         setStatus(status, `Could not load the trained model: ${error instanceof Error ? error.message : String(error)}`, 'error');
