@@ -7,7 +7,7 @@
 
 #include "../build_info.hpp"
 #include "../model/forward.hpp"
-#include "../model/random.hpp"
+#include "../model/random_tensor.hpp"
 #include "../model/token_batch.hpp"
 #include "../ops/attention_kernels.hpp"
 #include "attention_check.hpp"
@@ -37,14 +37,6 @@ const std::vector<Kernel>& all_kernels() {
         {"reference", "v0: the core's ops with repeated K/V, materialising [B, Hq, T, S]", reference_repeated},
     };
     return kernels;
-}
-
-// Deterministic N(0, 1) inputs from the core's generator.
-Tensor4<float> random_tensor(const std::array<std::size_t, 4>& shape, std::uint64_t seed) {
-    SplitMix64 rng(seed);
-    Tensor4<float> x(shape);
-    for (float& value : x) value = float(rng.normal());
-    return x;
 }
 
 TimingPolicy timing_policy(const BenchOptions& o) { return {o.warmup, o.min_runs, o.max_runs, o.budget_ms}; }
@@ -119,9 +111,9 @@ void attention_case(const BenchOptions& o, const std::string& name, std::size_t 
                     const std::vector<std::string>& kernels, json& rows,
                     const std::function<void(const std::string&)>& progress) {
     const std::size_t B = o.batch, Hq = o.heads, Hkv = o.kv_heads, dh = o.head_dim;
-    const Tensor4<float> q = random_tensor({B, Hq, T, dh}, o.seed * 3 + 0);
-    const Tensor4<float> k = random_tensor({B, Hkv, S, dh}, o.seed * 3 + 1);
-    const Tensor4<float> v = random_tensor({B, Hkv, S, dh}, o.seed * 3 + 2);
+    const Tensor4<float> q = random_tensor<float, 4>({B, Hq, T, dh}, o.seed * 3 + 0);
+    const Tensor4<float> k = random_tensor<float, 4>({B, Hkv, S, dh}, o.seed * 3 + 1);
+    const Tensor4<float> v = random_tensor<float, 4>({B, Hkv, S, dh}, o.seed * 3 + 2);
     const ReferenceRows reference = reference_rows(q, k, v);
     for (const Kernel& kernel : all_kernels()) {
         if (std::find(kernels.begin(), kernels.end(), kernel.name) == kernels.end()) continue;

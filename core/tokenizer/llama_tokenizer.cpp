@@ -11,8 +11,6 @@
 namespace anatomy {
 namespace {
 
-const std::string space_marker = "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK, "▁"
-
 std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
     return (std::uint64_t(std::uint32_t(left)) << 32) | std::uint32_t(right);
 }

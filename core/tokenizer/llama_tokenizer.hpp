@@ -27,6 +27,9 @@ namespace anatomy {
 // The piece that stands for one byte in byte fallback: "<0x0A>" for 10.
 std::string byte_piece(int byte);
 
+// SentencePiece's space marker, U+2581 LOWER ONE EIGHTH BLOCK ("▁"), in UTF-8.
+inline const std::string space_marker = "\xE2\x96\x81";
+
 class LlamaTokenizer {
 public:
     // Throws InputError naming what is missing or malformed.

@@ -15,7 +15,6 @@
 namespace anatomy {
 namespace {
 
-const std::string space_marker = "\xE2\x96\x81";  // "▁"
 // Lowercase letters by their frequency in English text, so the early merges are useful ones.
 const std::string letters = "etaoinshrdlcumwfgypbvkjxqz";
 

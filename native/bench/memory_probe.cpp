@@ -6,20 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "model/random.hpp"
+#include "model/random_tensor.hpp"
 #include "ops/attention_kernels.hpp"
 
 namespace anatomy::native {
 namespace {
 
 using json = nlohmann::json;
-
-Tensor4<float> random_tensor(const std::array<std::size_t, 4>& shape, std::uint64_t seed) {
-    SplitMix64 rng(seed);
-    Tensor4<float> x(shape);
-    for (float& value : x) value = float(rng.normal());
-    return x;
-}
 
 long peak_rss_kb() {
     rusage usage{};
@@ -29,9 +22,9 @@ long peak_rss_kb() {
 
 // In the child: inputs, reading, one call, reading. Writes "added_kb ms" to fd.
 [[noreturn]] void measure_in_child(const MemoryOptions& o, const std::string& kernel, std::size_t T, int fd) {
-    const Tensor4<float> q = random_tensor({o.batch, o.heads, T, o.head_dim}, 1);
-    const Tensor4<float> k = random_tensor({o.batch, o.kv_heads, T, o.head_dim}, 2);
-    const Tensor4<float> v = random_tensor({o.batch, o.kv_heads, T, o.head_dim}, 3);
+    const Tensor4<float> q = random_tensor<float, 4>({o.batch, o.heads, T, o.head_dim}, 1);
+    const Tensor4<float> k = random_tensor<float, 4>({o.batch, o.kv_heads, T, o.head_dim}, 2);
+    const Tensor4<float> v = random_tensor<float, 4>({o.batch, o.kv_heads, T, o.head_dim}, 3);
     const long before = peak_rss_kb();
     const auto start = std::chrono::steady_clock::now();
     Tensor4<float> out;

@@ -16,19 +16,12 @@
 #include "bench/attention_bench.hpp"
 #include "bench/attention_check.hpp"
 #include "bench/harness.hpp"
-#include "model/random.hpp"
+#include "model/random_tensor.hpp"
 #include "ops/attention_kernels.hpp"
 
 using namespace anatomy;
 
 namespace {
-
-Tensor4<float> random_input(const std::array<std::size_t, 4>& shape, std::uint64_t seed, double scale = 1.0) {
-    SplitMix64 rng(seed);
-    Tensor4<float> x(shape);
-    for (float& v : x) v = float(scale * rng.normal());
-    return x;
-}
 
 double max_error(const Tensor4<float>& got, const Tensor4<double>& exact) {
     double worst = 0;
@@ -70,9 +63,9 @@ TEST_CASE("every kernel equals the reference attention within twice the fp32 ref
         {"rows", attention_rows}, {"grouped", attention_grouped}, {"streaming", attention_streaming}};
     std::uint64_t seed = 10;
     for (const Case& c : cases) {
-        const Tensor4<float> q = random_input({c.B, c.Hq, c.T, c.dh}, seed++, 2.0);  // sharper softmax rows
-        const Tensor4<float> k = random_input({c.B, c.Hkv, c.S, c.dh}, seed++);
-        const Tensor4<float> v = random_input({c.B, c.Hkv, c.S, c.dh}, seed++);
+        const Tensor4<float> q = random_tensor<float, 4>({c.B, c.Hq, c.T, c.dh}, seed++, 2.0);  // sharper softmax rows
+        const Tensor4<float> k = random_tensor<float, 4>({c.B, c.Hkv, c.S, c.dh}, seed++);
+        const Tensor4<float> v = random_tensor<float, 4>({c.B, c.Hkv, c.S, c.dh}, seed++);
         const Tensor4<double> exact = attention_reference(Tensor4<double>(xt::cast<double>(q)),
                                                           Tensor4<double>(xt::cast<double>(k)),
                                                           Tensor4<double>(xt::cast<double>(v)));
@@ -93,8 +86,8 @@ TEST_CASE("every kernel equals the reference attention within twice the fp32 ref
 TEST_CASE("decode over a cache equals the last row of recomputing the whole prefix") {
     // One new token attending to S cached keys is row S - 1 of prefill attention over S tokens.
     const std::size_t B = 2, Hq = 8, Hkv = 2, S = 29, dh = 20;
-    const Tensor4<float> q_all = random_input({B, Hq, S, dh}, 1);
-    const Tensor4<float> k = random_input({B, Hkv, S, dh}, 2), v = random_input({B, Hkv, S, dh}, 3);
+    const Tensor4<float> q_all = random_tensor<float, 4>({B, Hq, S, dh}, 1);
+    const Tensor4<float> k = random_tensor<float, 4>({B, Hkv, S, dh}, 2), v = random_tensor<float, 4>({B, Hkv, S, dh}, 3);
     const Tensor4<float> q_last = xt::view(q_all, xt::all(), xt::all(), xt::range(S - 1, S), xt::all());
     for (auto kernel : {attention_grouped, attention_streaming, attention_rows}) {
         const Tensor4<float> decode = kernel(q_last, k, v);  // [B, Hq, 1, dh]
@@ -107,8 +100,8 @@ TEST_CASE("decode over a cache equals the last row of recomputing the whole pref
 
 TEST_CASE("future keys do not leak: changing keys after position t leaves row t unchanged, bit for bit") {
     const std::size_t B = 1, Hq = 4, Hkv = 2, T = 40, dh = 16;
-    const Tensor4<float> q = random_input({B, Hq, T, dh}, 4);
-    Tensor4<float> k = random_input({B, Hkv, T, dh}, 5), v = random_input({B, Hkv, T, dh}, 6);
+    const Tensor4<float> q = random_tensor<float, 4>({B, Hq, T, dh}, 4);
+    Tensor4<float> k = random_tensor<float, 4>({B, Hkv, T, dh}, 5), v = random_tensor<float, 4>({B, Hkv, T, dh}, 6);
     for (auto kernel : {attention_grouped, attention_streaming, attention_rows}) {
         const Tensor4<float> before = kernel(q, k, v);
         Tensor4<float> k2 = k, v2 = v;
@@ -122,16 +115,16 @@ TEST_CASE("future keys do not leak: changing keys after position t leaves row t 
 }
 
 TEST_CASE("kernels reject inconsistent shapes with a message") {
-    const Tensor4<float> q = random_input({1, 4, 3, 8}, 1), k = random_input({1, 3, 5, 8}, 2);
+    const Tensor4<float> q = random_tensor<float, 4>({1, 4, 3, 8}, 1), k = random_tensor<float, 4>({1, 3, 5, 8}, 2);
     CHECK_THROWS_AS(attention_grouped(q, k, k), InputError);                             // 4 heads over 3 KV heads
-    const Tensor4<float> k2 = random_input({1, 2, 2, 8}, 3);
+    const Tensor4<float> k2 = random_tensor<float, 4>({1, 2, 2, 8}, 3);
     CHECK_THROWS_AS(attention_streaming(q, k2, k2), InputError);                         // fewer keys than queries
-    CHECK_THROWS_AS(attention_rows(q, random_input({1, 2, 5, 8}, 4), random_input({1, 2, 5, 6}, 5)), InputError);
+    CHECK_THROWS_AS(attention_rows(q, random_tensor<float, 4>({1, 2, 5, 8}, 4), random_tensor<float, 4>({1, 2, 5, 6}, 5)), InputError);
 }
 
 TEST_CASE("the bench's row validation passes a kernel and fails a wrong, shifted or NaN output") {
-    const Tensor4<float> q = random_input({2, 4, 50, 12}, 7), k = random_input({2, 2, 60, 12}, 8),
-                         v = random_input({2, 2, 60, 12}, 9);
+    const Tensor4<float> q = random_tensor<float, 4>({2, 4, 50, 12}, 7), k = random_tensor<float, 4>({2, 2, 60, 12}, 8),
+                         v = random_tensor<float, 4>({2, 2, 60, 12}, 9);
     const ReferenceRows reference = reference_rows(q, k, v);
     CHECK(reference.rows.size() == 16);
     CHECK(reference.rows.front() == 0);

@@ -10,7 +10,7 @@
 
 #include "bench/attention_check.hpp"
 #include "bench/harness.hpp"
-#include "model/random.hpp"
+#include "model/random_tensor.hpp"
 #include "ops/attention_kernels.hpp"
 
 using namespace anatomy;
@@ -51,13 +51,6 @@ Counted run_loop(const TimingPolicy& policy, double call_ms) {
     CHECK(timer.timed == c.timed_runs);
     CHECK(timing.median_ms == call_ms);
     return c;
-}
-
-Tensor4<float> random_input(const std::array<std::size_t, 4>& shape, std::uint64_t seed) {
-    SplitMix64 rng(seed);
-    Tensor4<float> x(shape);
-    for (float& v : x) v = float(rng.normal());
-    return x;
 }
 
 }  // namespace
@@ -134,8 +127,8 @@ TEST_CASE("the steady-clock timer keeps each call's CPU time beside its wall tim
 }
 
 TEST_CASE("validate, then time: a kernel that fails its check is reported failed and never timed") {
-    const Tensor4<float> q = random_input({1, 4, 9, 8}, 21), k = random_input({1, 2, 9, 8}, 22),
-                         v = random_input({1, 2, 9, 8}, 23);
+    const Tensor4<float> q = random_tensor<float, 4>({1, 4, 9, 8}, 21), k = random_tensor<float, 4>({1, 2, 9, 8}, 22),
+                         v = random_tensor<float, 4>({1, 2, 9, 8}, 23);
     const ReferenceRows reference = reference_rows(q, k, v);
     // A deliberately wrong kernel: attention with the keys' sign flipped.
     const auto wrong_kernel = [&] { return attention_grouped(q, Tensor4<float>(-k), v); };

@@ -7,7 +7,7 @@
 #include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
-#include "model/random.hpp"
+#include "model/random_tensor.hpp"
 #include "ops/attention.hpp"
 #include "ops/exponential.hpp"
 #include "ops/embedding.hpp"
@@ -21,18 +21,6 @@
 
 using namespace anatomy;
 
-namespace {
-
-template <std::size_t N>
-xt::xtensor<double, N> random_tensor(const std::array<std::size_t, N>& shape, std::uint64_t seed, double scale = 1.0) {
-    SplitMix64 rng(seed);
-    xt::xtensor<double, N> x(shape);
-    for (double& v : x) v = scale * rng.normal();
-    return x;
-}
-
-}  // namespace
-
 TEST_CASE("RMSNorm of a constant vector c is sign(c) * scale") {
     // mean(c^2) = c^2, so y = c / sqrt(c^2 + eps) * w = sign(c) w (1 - eps / 2c^2 + ...).
     for (double c : {-3.0, 0.5, 2.0, 100.0}) {
@@ -45,7 +33,7 @@ TEST_CASE("RMSNorm of a constant vector c is sign(c) * scale") {
 }
 
 TEST_CASE("RMSNorm output has unit root mean square with a unit scale and does not subtract the mean") {
-    const Tensor3<double> x = random_tensor<3>({2, 4, 32}, 1) + 5.0;  // a large mean that must survive
+    const Tensor3<double> x = random_tensor<double, 3>({2, 4, 32}, 1) + 5.0;  // a large mean that must survive
     const Tensor3<double> y = rms_norm(x, Vector<double>(xt::ones<double>({32})), 0.0 + 1e-12);
     for (std::size_t t = 0; t < 4; ++t) {
         double sum_sq = 0, mean = 0;
@@ -57,7 +45,7 @@ TEST_CASE("RMSNorm output has unit root mean square with a unit scale and does n
 
 TEST_CASE("RoPE at position 0 is the identity and every rotation preserves norms") {
     for (RopePairing pairing : {RopePairing::half_split, RopePairing::interleaved}) {
-        const Tensor4<double> x = random_tensor<4>({2, 3, 5, 8}, 2);
+        const Tensor4<double> x = random_tensor<double, 4>({2, 3, 5, 8}, 2);
         const Tensor4<double> at_zero = apply_rope(x, {0, 0, 0, 0, 0}, 10000.0, pairing);
         CHECK(max_abs_diff(at_zero, x) == 0.0);
 
@@ -98,7 +86,7 @@ TEST_CASE("RoPE angles follow p * theta^(-2i/dh)") {
 }
 
 TEST_CASE("softmax is unchanged by adding a constant to a row, survives large values and -inf") {
-    const Tensor4<double> x = random_tensor<4>({1, 2, 3, 7}, 3);
+    const Tensor4<double> x = random_tensor<double, 4>({1, 2, 3, 7}, 3);
     const Tensor4<double> p = softmax_rows(x);
     CHECK(max_abs_diff(softmax_rows(Tensor4<double>(x + 1000.0)), p) < 1e-12);
     CHECK(max_abs_diff(softmax_rows(Tensor4<double>(x - 1000.0)), p) < 1e-12);
@@ -131,7 +119,7 @@ TEST_CASE("the causal mask is the lower triangle, shifted right by the cached hi
 }
 
 TEST_CASE("masked cells get exactly zero probability and rows still sum to one") {
-    const Tensor4<double> scores = random_tensor<4>({1, 1, 4, 6}, 4, 3.0);
+    const Tensor4<double> scores = random_tensor<double, 4>({1, 1, 4, 6}, 4, 3.0);
     const Tensor4<double> p = softmax_rows(apply_mask(scores, causal_mask(4, 6)));
     for (std::size_t t = 0; t < 4; ++t) {
         double sum = 0;
@@ -144,8 +132,8 @@ TEST_CASE("masked cells get exactly zero probability and rows still sum to one")
 }
 
 TEST_CASE("attention scores are q.k / sqrt(dh) with query head h reading KV head h / group") {
-    const Tensor4<double> q = random_tensor<4>({2, 4, 3, 8}, 5);
-    const Tensor4<double> k = random_tensor<4>({2, 2, 5, 8}, 6);
+    const Tensor4<double> q = random_tensor<double, 4>({2, 4, 3, 8}, 5);
+    const Tensor4<double> k = random_tensor<double, 4>({2, 2, 5, 8}, 6);
     const Tensor4<double> scores = attention_scores(q, k);  // [2, 4, 3, 5]
     for (std::size_t h = 0; h < 4; ++h) {
         double dot = 0;
@@ -154,17 +142,17 @@ TEST_CASE("attention scores are q.k / sqrt(dh) with query head h reading KV head
     }
     // The grouped index equals running on explicitly repeated heads.
     CHECK(max_abs_diff(attention_scores(q, repeat_kv(k, 2)), scores) == 0.0);
-    const Tensor4<double> v = random_tensor<4>({2, 2, 5, 8}, 7);
+    const Tensor4<double> v = random_tensor<double, 4>({2, 2, 5, 8}, 7);
     const Tensor4<double> p = softmax_rows(scores);
     CHECK(max_abs_diff(weighted_values(p, v), weighted_values(p, repeat_kv(v, 2))) == 0.0);
-    CHECK_THROWS_AS(attention_scores(q, Tensor4<double>(random_tensor<4>({2, 3, 5, 8}, 8))), InputError);
+    CHECK_THROWS_AS(attention_scores(q, Tensor4<double>(random_tensor<double, 4>({2, 3, 5, 8}, 8))), InputError);
 }
 
 TEST_CASE("weighted values with a one-hot row copy that value vector") {
     Tensor4<double> p = xt::zeros<double>({1, 2, 1, 4});
     p(0, 0, 0, 2) = 1.0;
     p(0, 1, 0, 3) = 1.0;
-    const Tensor4<double> v = random_tensor<4>({1, 1, 4, 8}, 9);
+    const Tensor4<double> v = random_tensor<double, 4>({1, 1, 4, 8}, 9);
     const Tensor4<double> out = weighted_values(p, v);
     for (std::size_t d = 0; d < 8; ++d) {
         CHECK(out(0, 0, 0, d) == v(0, 0, 2, d));
@@ -227,9 +215,9 @@ TEST_CASE("the vectorised attention steps give the bits of plain in-order loops"
     for (std::size_t t = 0; t < T; ++t)
         for (std::size_t s = 0; s < S; ++s) allowed(t, s) = s <= t + S - T && coin.uniform() < 0.7;
     for (std::size_t s = 0; s < S; ++s) allowed(3, s) = 0;  // a row with no visible key
-    const Tensor4<float> q = random_tensor<4>({2, 4, T, dh}, 42);
-    const Tensor4<float> k = random_tensor<4>({2, 2, S, dh}, 43, 3.0);
-    const Tensor4<float> v = random_tensor<4>({2, 2, S, dh}, 44);
+    const Tensor4<float> q = random_tensor<double, 4>({2, 4, T, dh}, 42);
+    const Tensor4<float> k = random_tensor<double, 4>({2, 2, S, dh}, 43, 3.0);
+    const Tensor4<float> v = random_tensor<double, 4>({2, 2, S, dh}, 44);
     const PlainAttention<float> plain = plain_attention(q, k, v, allowed);
 
     const Tensor4<float> scores = attention_scores(q, k);
@@ -245,8 +233,8 @@ TEST_CASE("the vectorised attention steps give the bits of plain in-order loops"
     REQUIRE(allowed(6, 15));
     CHECK_FALSE(same_bits(weighted_values(nudged, v), plain.out));
 
-    const Tensor4<double> q64 = random_tensor<4>({1, 2, T, dh}, 45), k64 = random_tensor<4>({1, 1, S, dh}, 46);
-    const Tensor4<double> v64 = random_tensor<4>({1, 1, S, dh}, 47);
+    const Tensor4<double> q64 = random_tensor<double, 4>({1, 2, T, dh}, 45), k64 = random_tensor<double, 4>({1, 1, S, dh}, 46);
+    const Tensor4<double> v64 = random_tensor<double, 4>({1, 1, S, dh}, 47);
     const PlainAttention<double> plain64 = plain_attention(q64, k64, v64, allowed);
     const Tensor4<double> probs64 = softmax_rows(apply_mask(attention_scores(q64, k64), allowed));
     CHECK(same_bits(probs64, plain64.probs));
@@ -254,7 +242,7 @@ TEST_CASE("the vectorised attention steps give the bits of plain in-order loops"
 }
 
 TEST_CASE("split_heads puts channel h*dh + d of position t at [h, t, d], and merge_heads undoes it") {
-    const Tensor3<double> x = random_tensor<3>({2, 5, 12}, 10);
+    const Tensor3<double> x = random_tensor<double, 3>({2, 5, 12}, 10);
     const Tensor4<double> heads = split_heads(x, 3);  // [2, 3, 5, 4]
     REQUIRE(heads.shape() == std::array<std::size_t, 4>{2, 3, 5, 4});
     for (std::size_t h = 0; h < 3; ++h)
@@ -264,23 +252,23 @@ TEST_CASE("split_heads puts channel h*dh + d of position t at [h, t, d], and mer
 }
 
 TEST_CASE("linear is x @ W and tied logits are x @ E^T") {
-    const Tensor3<double> x = random_tensor<3>({2, 3, 4}, 11);
-    const Matrix<double> w = random_tensor<2>({4, 5}, 12);
+    const Tensor3<double> x = random_tensor<double, 3>({2, 3, 4}, 11);
+    const Matrix<double> w = random_tensor<double, 2>({4, 5}, 12);
     const Tensor3<double> y = linear(x, w);
     for (std::size_t j = 0; j < 5; ++j) {
         double expected = 0;
         for (std::size_t i = 0; i < 4; ++i) expected += x(1, 2, i) * w(i, j);
         CHECK(y(1, 2, j) == doctest::Approx(expected).epsilon(1e-14));
     }
-    const Matrix<double> e = random_tensor<2>({6, 4}, 13);
+    const Matrix<double> e = random_tensor<double, 2>({6, 4}, 13);
     CHECK(max_abs_diff(tied_logits(x, e), linear(x, Matrix<double>(xt::transpose(e)))) < 1e-14);
 }
 
 TEST_CASE("SwiGLU gates the up projection with silu of the gate projection") {
     CHECK(silu(Tensor3<double>({{{0.0}}}))(0, 0, 0) == 0.0);
     CHECK(silu(Tensor3<double>({{{2.0}}}))(0, 0, 0) == doctest::Approx(2.0 / (1.0 + std::exp(-2.0))));
-    const Tensor3<double> x = random_tensor<3>({1, 2, 4}, 14);
-    const Matrix<double> wg = random_tensor<2>({4, 6}, 15), wu = random_tensor<2>({4, 6}, 16), wd = random_tensor<2>({6, 4}, 17);
+    const Tensor3<double> x = random_tensor<double, 3>({1, 2, 4}, 14);
+    const Matrix<double> wg = random_tensor<double, 2>({4, 6}, 15), wu = random_tensor<double, 2>({4, 6}, 16), wd = random_tensor<double, 2>({6, 4}, 17);
     const Tensor3<double> expected = linear(Tensor3<double>(silu(linear(x, wg)) * linear(x, wu)), wd);
     CHECK(max_abs_diff(swiglu(x, wg, wu, wd), expected) == 0.0);
     // A zero gate closes the sublayer whatever the up branch says.
@@ -288,7 +276,7 @@ TEST_CASE("SwiGLU gates the up projection with silu of the gate projection") {
 }
 
 TEST_CASE("embedding looks rows up and rejects ids outside the vocabulary") {
-    const Matrix<double> table = random_tensor<2>({5, 3}, 18);
+    const Matrix<double> table = random_tensor<double, 2>({5, 3}, 18);
     const TokenIds ids = {{4, 0, 4}};
     const Tensor3<double> x = embed(table, ids);
     for (std::size_t d = 0; d < 3; ++d) {
