@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoProblems, formatViolations, openPage, repoRoot, runAxe, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, formatViolations, openPage, repoRoot, runAxe, startSite, waitForWidget, waitForWidgets } from './harness.mjs';
 
 const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
 const python = process.env.ANATOMY_PYTHON || '/usr/bin/python3';
@@ -81,14 +81,15 @@ function numpySlice(file, name, b, h) {
   return JSON.parse(execFileSync(python, ['-c', script, file, name, String(b), String(h ?? -1)], { encoding: 'utf8' }));
 }
 
-async function openW8(t) {
+/** Chapter 1 with W8 built; with `everyWidget`, every other widget too (each scrolled past). */
+async function openW8(t, { everyWidget = false } = {}) {
   const opened = await openPage(site.browser, site.url('index.html'));
   t.after(opened.close);
   const requests = [];
   opened.page.on('request', (request) => requests.push(request.url()));
-  // The whole chapter mounts first; on a shared, busy machine that can take longer than 10 s.
-  const widgets = await waitForWidgets(opened.page, 30000);
-  assert.equal(widgets.find((w) => w.name === 'w8')?.ready, 'true', JSON.stringify(widgets));
+  // The whole chapter mounting can take longer than 10 s on a shared, busy machine.
+  const widgets = everyWidget ? await waitForWidgets(opened.page, 30000) : [await waitForWidget(opened.page, 'w8', 30000)];
+  assert.equal(widgets.find((w) => w?.name === 'w8')?.ready, 'true', JSON.stringify(widgets));
   // Everything the page fetched so far, from navigation on, and what it fetches from now on.
   const fetched = async () => [...requests, ...(await opened.page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)))];
   return { ...opened, fetched };
@@ -117,7 +118,7 @@ const values = async (page, name) => JSON.parse(await page.getByTestId(`w8-diff-
 
 test('the check loads attn diff only when used; a correct file agrees everywhere', async (t) => {
   if (needsNumpy(t)) return;
-  const { page, problems, fetched } = await openW8(t);
+  const { page, problems, fetched } = await openW8(t, { everyWidget: true });
   const early = (await fetched()).filter((url) => /attention_trace_viewer|diff-panel|trace-viewer-core/.test(url));
   assert.deepEqual(early, [], 'the chapter fetched attn diff or its code before the check was used');
   assert.match(await page.getByTestId('w8-diff-shapes').textContent(), /1 sequence of 8 tokens .*\[1, 4, 8, 8\] q, q_rope, heads; \[1, 2, 8, 8\] k, v, k_rope/);
@@ -278,7 +279,7 @@ test('bad input gets the core\'s one-line message; the report stays and the chec
 });
 
 test('the checkpoint the page offers is attn export-checkpoint\'s: model.safetensors byte for byte, the same config.json', async (t) => {
-  const { page, problems, fetched } = await openW8(t);
+  const { page, problems, fetched } = await openW8(t, { everyWidget: true });
   assert.deepEqual((await fetched()).filter((url) => /attention_trace_viewer|diff-panel|trace-viewer-core/.test(url)), [], 'the trace viewer\'s module was fetched before use');
   const save = async (testId) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()]);

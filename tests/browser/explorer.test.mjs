@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoProblems, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, openPage, repoRoot, startSite, waitForWidget } from './harness.mjs';
 
 const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
 let site;
@@ -42,8 +42,7 @@ for (const ids of [[1, 2, 3, 4, 5, 6], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7
     const trace = nativeTrace(ids);
     const { page, problems, close } = await openPage(site.browser, site.url(`index.html?w1.tokens=${ids.join(',')}`));
     try {
-      const widgets = await waitForWidgets(page);
-      assert.equal(widgets.find((w) => w.name === 'w1')?.ready, 'true');
+      assert.equal((await waitForWidget(page, 'w1'))?.ready, 'true');
       let worst = 0;
       for (let batch = 0; batch < 2; batch++)
         for (let layer = 0; layer < trace.config.n_layers; layer++)
@@ -64,7 +63,7 @@ for (const ids of [[1, 2, 3, 4, 5, 6], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7
 test('W1 draws exactly the upper triangle as forbidden, and forbidden cells hold zero', async () => {
   const { page, close } = await openPage(site.browser, site.url('index.html?w1.tokens=7,7,7,7,7'));
   try {
-    await waitForWidgets(page);
+    await waitForWidget(page, 'w1');
     // The table view lists every cell; forbidden ones are marked, not shown as 0.
     const table = page.locator('[data-testid="w1-heatmap-main"]');
     await table.getByRole('button', { name: 'Show layer 0, head 0 as a table' }).click();
@@ -83,7 +82,7 @@ test('W1 draws exactly the upper triangle as forbidden, and forbidden cells hold
 test('W1 rejects a bad id with a message and keeps the last good view', async () => {
   const { page, close } = await openPage(site.browser, site.url('index.html'));
   try {
-    await waitForWidgets(page);
+    await waitForWidget(page, 'w1');
     const before = await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities');
     await page.fill('[data-testid="w1-tokens"]', '1,2,99');
     await page.dispatchEvent('[data-testid="w1-tokens"]', 'change');
@@ -98,7 +97,7 @@ test('W1 rejects a bad id with a message and keeps the last good view', async ()
 test('W1 names one id in the singular, and names each heatmap in its buttons', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('index.html?w1.tokens=5'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w1');
   const w1 = page.locator('[data-widget="w1"]');
   assert.match(await w1.textContent(), /sequence 0 is your 1 id, sequence 1 shifts/);
   // Four heatmaps (the chosen head, the two heads of its pair, their difference): each button says which.

@@ -36,6 +36,11 @@
 //                                  scrolling each to the viewport in turn (widgets build there)
 //                                  ("true" or "error") or the time is up (ready null);
 //                                  message is the widget's status line, e.g. its error
+//   waitForWidget(page, name, timeoutMs = 10000)
+//                                  -> { name, ready, message } for the one host [data-widget=name]
+//                                  (null if the page has none), scrolled to until it is ready;
+//                                  for a test about one widget: the others stay unbuilt unless
+//                                  they are near it or near the top
 //   widgetSnapshot(page, name)     -> string: the host's innerHTML plus every canvas's pixels
 //   waitForWidgetChange(page, name, snapshot, timeoutMs = 5000)
 //                                  -> true once widgetSnapshot differs from snapshot, false on timeout
@@ -268,26 +273,41 @@ export function assertNoProblems(problems, what = 'the page') {
 // ---- Widgets ----
 
 export async function waitForWidgets(page, timeoutMs = 10000) {
-  // A widget is built when it comes near the viewport (web/src/lib/widget.ts), so each
-  // one not yet ready is scrolled to in turn; then the page goes back to where it was.
+  await scrollUntilReady(page, '[data-widget]', timeoutMs);
+  return page.$$eval('[data-widget]', widgetStates);
+}
+
+export async function waitForWidget(page, name, timeoutMs = 10000) {
+  const selector = `[data-widget="${name}"]`;
+  await scrollUntilReady(page, selector, timeoutMs);
+  return (await page.$$eval(selector, widgetStates))[0] ?? null;
+}
+
+// A widget is built when it comes near the viewport (web/src/lib/widget.ts), so each
+// host matching `selector` that is not yet ready is scrolled to in turn; then the
+// page goes back to where it was.
+async function scrollUntilReady(page, selector, timeoutMs) {
   await page
-    .evaluate(async (timeoutMs) => {
+    .evaluate(async ([selector, timeoutMs]) => {
       const deadline = performance.now() + timeoutMs;
       const start = scrollY;
-      for (const host of document.querySelectorAll('[data-widget]')) {
+      for (const host of document.querySelectorAll(selector)) {
         if (host.dataset.ready) continue;
         host.scrollIntoView({ block: 'center' });
         while (!host.dataset.ready && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
       }
       scrollTo(0, start);
-    }, timeoutMs)
+    }, [selector, timeoutMs])
     .catch(() => {}); // the caller reports which widgets never became ready
-  return page.$$eval('[data-widget]', (hosts) =>
-    hosts.map((host) => ({
-      name: host.dataset.widget,
-      ready: host.dataset.ready ?? null,
-      message: host.querySelector('.status')?.textContent?.trim() ?? '',
-    })));
+}
+
+// What a test reads of each host (run in the page: it may not refer to anything outside itself).
+function widgetStates(hosts) {
+  return hosts.map((host) => ({
+    name: host.dataset.widget,
+    ready: host.dataset.ready ?? null,
+    message: host.querySelector('.status')?.textContent?.trim() ?? '',
+  }));
 }
 
 export function widgetSnapshot(page, name) {

@@ -21,7 +21,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { assertNoProblems, openPage, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, openPage, startSite, waitForWidget } from './harness.mjs';
 
 // The check's tolerance: cached and full logits are the same float32 sums (see the widget).
 const tolerance = 1e-5;
@@ -62,8 +62,7 @@ after(async () => {
 test('w5 prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  const widgets = await waitForWidgets(page);
-  assert.equal(widgets.find((w) => w.name === 'w5')?.ready, 'true', 'w5 did not start');
+  assert.equal((await waitForWidget(page, 'w5'))?.ready, 'true', 'w5 did not start');
 
   await page.getByTestId('w5-prompt').fill('1,2,3');
   await page.getByTestId('w5-prefill').click();
@@ -116,7 +115,7 @@ test('w5 prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation
 test('w5 payload calculator: TinyLlama-1.1B per-token bytes, and bad configs', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w5');
   await page.getByTestId('w5-preset').selectOption('tiny');
   assert.equal(await text(page, 'w5-scalars'), '64');  // 2 x 2 layers x 2 KV heads x 8
   await page.getByTestId('w5-preset').selectOption('tinyllama-1.1b');
@@ -166,7 +165,7 @@ test('w5 payload calculator: TinyLlama-1.1B per-token bytes, and bad configs', a
 test('w5 explains a bad prompt or token, and reset empties the cache', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w5');
   const status = page.getByTestId('w5-status');
   const before = await readStep(page);  // the default prompt, prefilled on load
 
@@ -200,7 +199,7 @@ test('w5 replays a link: prompt and decoded steps', async (t) => {
   const { page, problems, close } = await openPage(
     site.browser, site.url('notebook.html?w5.prompt=4,5&w5.steps=7,8,9&w5.preset=tiny&w5.dtype=fp32&w5.context=64&w5.batch=2'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w5');
   const step = await readStep(page);
   assert.equal(step.position, 5);
   assert.equal(step.history, 4);
@@ -215,7 +214,7 @@ test('w5 replays a link: prompt and decoded steps', async (t) => {
 test('w5 frees its DecodeSession when the widget leaves the page', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w5');
   const states = await page.evaluate(async () => {
     const host = document.querySelector('[data-widget="w5"]');
     const body = host.querySelector('.widget-body');
@@ -235,7 +234,7 @@ for (const width of [1280, 360]) {
   test(`w5 at ${width} px: the panels use the whole width`, async (t) => {
     const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'), { width, height: 800 });
     t.after(close);
-    await waitForWidgets(page);
+    await waitForWidget(page, 'w5');
     const panels = await page.evaluate(() => {
       const grid = document.querySelector('[data-widget="w5"] .kv-panels');
       const box = (node) => { const r = node.getBoundingClientRect(); return { left: r.left, right: r.right, top: r.top }; };
@@ -263,7 +262,7 @@ for (const width of [1280, 360]) {
   test(`w5 at ${width} px: a one-token step draws its heatmaps' axis titles whole`, async (t) => {
     const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'), { width, height: 800 });
     t.after(close);
-    await waitForWidgets(page);
+    await waitForWidget(page, 'w5');
     // The heatmaps draw their axis titles from x = 34 (the least left margin) and y = 30 (the top margin).
     const short = await page.evaluate(() => {
       const context = document.createElement('canvas').getContext('2d');
@@ -287,7 +286,7 @@ for (const width of [1280, 360]) {
 test('w5 says "1 token", "1 new query, S = 1 key" and "1 layer × 1 KV head"', async (t) => {
   const { page, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w5');
   assert.match(await text(page, 'w5-status'), /^Prefilled 1 token in one pass\./);
   assert.match(await text(page, 'w5-mask-offset'), /^Prefill: 1 new query, S = 1 key\./);
   assert.match(await text(page, 'w5-cache-bytes'), / × 1 token, /);

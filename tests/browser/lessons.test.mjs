@@ -32,7 +32,7 @@ import assert from 'node:assert/strict';
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { assertNoProblems, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, openPage, repoRoot, startSite, waitForWidget } from './harness.mjs';
 
 let site;
 before(async () => {
@@ -42,12 +42,11 @@ after(async () => {
   await site?.close();
 });
 
-/** Opens `pageName` (with `query`), waits for the widgets and checks `name` started. */
+/** Opens `pageName` (with `query`), waits for widget `name` and checks it started. */
 async function openWidget(t, pageName, name, query = '') {
   const opened = await openPage(site.browser, site.url(pageName + query));
   t.after(opened.close);
-  const widgets = await waitForWidgets(opened.page, 15000);
-  const widget = widgets.find((w) => w.name === name);
+  const widget = await waitForWidget(opened.page, name, 15000);
   assert.ok(widget, `${pageName} has no [data-widget="${name}"]`);
   assert.equal(widget.ready, 'true', `${name} did not start: ${widget.message}`);
   return opened;
@@ -294,7 +293,7 @@ describe('W4 RoPE', () => {
     const opened = await openPage(site.browser, site.url('index.html'), { width: 360, height: 800 });
     t.after(opened.close);
     const { page, problems } = opened;
-    await waitForWidgets(page, 15000);
+    await waitForWidget(page, 'w4', 15000);
     const canvas = page.locator('[data-testid^="w4-angles"]:not([hidden]) canvas.heatmap-canvas');
     await canvas.scrollIntoViewIfNeeded();
     const box = await canvas.boundingBox();
@@ -389,7 +388,7 @@ describe('W6 cost', () => {
     const opened = await openPage(site.browser, site.url('notebook.html'), { width: 360, height: 800 });
     t.after(opened.close);
     const { page, problems } = opened;
-    await waitForWidgets(page, 15000);
+    await waitForWidget(page, 'w6', 15000);
     for (const chart of ['w6-chart', 'w6-decode-chart']) {
       await page.getByTestId(chart).scrollIntoViewIfNeeded();
       const found = await page.getByTestId(chart).evaluate((root) => {

@@ -22,7 +22,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { assertNoProblems, openPage, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, openPage, startSite, waitForWidget } from './harness.mjs';
 
 // ---- the reference: every mask rule from core/masks.hpp's header comment.
 // The T queries sit at absolute positions S - T .. S - 1.
@@ -136,8 +136,7 @@ after(async () => {
 test('w3 counts match a cell-by-cell brute force for every mask', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  const widgets = await waitForWidgets(page);
-  assert.equal(widgets.find((w) => w.name === 'w3')?.ready, 'true', 'w3 did not start');
+  assert.equal((await waitForWidget(page, 'w3'))?.ready, 'true', 'w3 did not start');
 
   for (const { spec, tile } of cases) {
     const [tileQ, tileK] = tile;
@@ -169,7 +168,7 @@ test('w3 counts match a cell-by-cell brute force for every mask', async (t) => {
 test('w3 at 16k x 16k, causal, 16 x 16 tiles: 1024 * 1023 / 2 tiles skipped', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w3');
   await setInputs(page, { kind: 'causal', T: 16384, S: 16384 }, 16, 16);
   const shown = await readCounts(page);
   assert.deepEqual([shown.spec.T, shown.spec.S, shown.spec.tile_q, shown.spec.tile_k], [16384, 16384, 16, 16]);
@@ -198,7 +197,7 @@ test('w3 at 16k x 16k, causal, 16 x 16 tiles: 1024 * 1023 / 2 tiles skipped', as
 test('w3 explains bad input and keeps the last good picture', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w3');
   await setInputs(page, { kind: 'document', T: 1024, S: 1024, document_lengths: [300, 500, 224] }, 64, 64);
   const good = await readCounts(page);
   const status = page.getByTestId('w3-status');
@@ -238,7 +237,7 @@ test('w3 explains bad input and keeps the last good picture', async (t) => {
 test('w3 state survives a reload through the URL', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w3');
   await setInputs(page, { kind: 'sink_window', T: 600, S: 900, sinks: 8, window: 64 }, 32, 128);
   const before = await readCounts(page);
   await page.waitForFunction(() => new URLSearchParams(location.search).get('w3.sinks') === '8');
@@ -246,7 +245,7 @@ test('w3 state survives a reload through the URL', async (t) => {
   assert.match(url, /w3\.kind=sink_window/);
   const again = await openPage(site.browser, url);
   t.after(again.close);
-  await waitForWidgets(again.page);
+  await waitForWidget(again.page, 'w3');
   const after = await readCounts(again.page);
   assert.deepEqual(after.spec, before.spec);
   for (const key of ['skipped', 'partial', 'full', 'total']) assert.equal(after[key], before[key], key);
@@ -257,7 +256,7 @@ test('w3 state survives a reload through the URL', async (t) => {
 test('w3 tile map reads out by keyboard and saves as PNG', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w3');
   await setInputs(page, { kind: 'causal', T: 1000, S: 1000 }, 64, 64);
   const map = page.getByTestId('w3-tiles').locator('canvas');
   await map.focus();
@@ -281,7 +280,7 @@ test('w3 tile map reads out by keyboard and saves as PNG', async (t) => {
 test('w3 starts each mask from its own defaults and names the value it still shows', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w3');
   const spec = async () => (await readCounts(page)).spec;
   await page.getByTestId('w3-kind').selectOption('causal_offset');
   assert.deepEqual([(await spec()).T, (await spec()).S], [32, 128], 'the KV-cache mask starts with a history');

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoProblems, formatViolations, openPage, repoRoot, runAxe, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, formatViolations, openPage, repoRoot, runAxe, startSite, waitForWidget } from './harness.mjs';
 
 const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
 const prompt = 'the cat sat on the mat';
@@ -55,8 +55,7 @@ function formatP(p) {
 async function openW8(t) {
   const opened = await openPage(site.browser, site.url('index.html'));
   t.after(opened.close);
-  const widgets = await waitForWidgets(opened.page);
-  assert.equal(widgets.find((w) => w.name === 'w8')?.ready, 'true');
+  assert.equal((await waitForWidget(opened.page, 'w8'))?.ready, 'true');
   return opened;
 }
 

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoProblems, distDir, formatViolations, layoutWidth, openPage, repoRoot, runAxe, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, distDir, formatViolations, layoutWidth, openPage, repoRoot, runAxe, startSite, waitForWidget, waitForWidgets } from './harness.mjs';
 import { stories260K } from '../shared-models.mjs';
 
 const { model, tokenizer } = stories260K();
@@ -67,18 +67,19 @@ async function worstDifference(page, trace) {
   return worst;
 }
 
-async function openTrained(t) {
+/** Chapter 1 with W9 built; with `everyWidget`, every other widget too (each scrolled past). */
+async function openTrained(t, { everyWidget = false } = {}) {
   const requests = [];
   const opened = await openPage(site.browser, site.url('index.html'));
   t.after(opened.close);
   opened.page.on('request', (request) => requests.push(request.url()));
-  const widgets = await waitForWidgets(opened.page);
-  assert.equal(widgets.find((w) => w.name === 'w9')?.ready, 'true');
+  const w9 = everyWidget ? (await waitForWidgets(opened.page)).find((w) => w.name === 'w9') : await waitForWidget(opened.page, 'w9');
+  assert.equal(w9?.ready, 'true');
   return { ...opened, requests };
 }
 
 test('W9 loads nothing until asked, then shows attn probe\'s probabilities for every layer and head', async (t) => {
-  const { page, problems, requests } = await openTrained(t);
+  const { page, problems, requests } = await openTrained(t, { everyWidget: true });
   const early = requests.filter((url) => /attention_trained|trained-explorer|stories260K|tok512/.test(url));
   assert.deepEqual(early, [], 'the chapter fetched the trained model or its code before the widget was used');
 
@@ -174,7 +175,7 @@ test('W9 open passes axe and fits a 360 px screen', async (t) => {
   const opened = await openPage(site.browser, site.url('index.html'), { width: 360, height: 800 });
   t.after(opened.close);
   const { page, problems } = opened;
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w9');
   await page.getByTestId('w9-load').click();
   await page.waitForSelector('[data-testid="w9-patterns"] table');
   const severe = (await runAxe(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
@@ -211,7 +212,7 @@ test('W9 says so when its wasm module cannot be fetched, and does not hang', asy
   const { page, problems } = opened;
   // The module is compiled ahead of its glue (lib/wasm-compile.ts): a failure there must still reach the widget.
   await page.route(/attention_trained[^/]*\.wasm$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
-  await waitForWidgets(page);
+  await waitForWidget(page, 'w9');
   await page.getByTestId('w9-load').click();
   await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="w9-status"]').textContent), null, { timeout: 10000 });
   assert.match(await page.getByTestId('w9-status').textContent(), /stories260K could not be opened: .*attention_trained.*HTTP 404/);
