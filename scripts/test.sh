@@ -28,7 +28,8 @@ echo "== tests: native"
 ctest --preset native
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # Tests of the page and of the wasm modules run no native code, the fuzzer has its
-# own AddressSanitizer build, the large probe is the small one at 400 MB, and gpu-prepare
-# runs no native code: once is enough. These run as many at a time as there are cores
-# (262 s against 353 one at a time, on 2 cores).
-ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only|fuzz|large|gpu-prepare' -j "$(nproc)"
+# own AddressSanitizer build, the large probe is the small one at 400 MB, gpu-prepare
+# runs no native code, and the Python solutions reach only judge code that core_unit
+# and cli cover (tests/exercises/CMakeLists.txt): once is enough. These run as many
+# at a time as there are cores (262 s against 353 one at a time, on 2 cores).
+ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only|fuzz|large|gpu-prepare|python-solutions' -j "$(nproc)"

@@ -12,6 +12,7 @@ Standard library only.
 """
 
 import json
+import math
 import os
 import re
 import shutil
@@ -279,6 +280,31 @@ class ArgumentErrors(AttnTestCase):
         self.fails(["judge", "softmax"], "one of --list, --cases or --outputs")
         self.fails(["judge", "--cases"], "needs an EXERCISE")
         self.fails(["judge", "softmax", "--outputs", "/nonexistent.json"], "/nonexistent.json")
+
+        # --outputs - : a learner's results on stdin, one {"value": ...} per case, as judge.py
+        # sends them. Softmax computed here in plain Python passes; one value off by 0.01 fails
+        # that case only.
+        def softmax_rows(rows):
+            out = []
+            for row in rows:
+                values = [float(v) for v in row]  # "-Infinity" is a case's masked entry
+                exps = [math.exp(v - max(values)) for v in values]
+                out.append([e / sum(exps) for e in exps])
+            return out
+
+        def judged(outputs):
+            done = subprocess.run([ATTN, "judge", "softmax", "--outputs", "-"], input=json.dumps(outputs),
+                                  capture_output=True, text=True, timeout=120)
+            self.assertIn(done.returncode, (0, 1), done.stderr)
+            return json.loads(done.stdout)
+
+        outputs = [{"value": softmax_rows(case["args"][0])} for case in cases["cases"]]
+        report = judged(outputs)
+        self.assertTrue(report["passed"], json.dumps(report)[:2000])
+        outputs[0]["value"][0][0] += 0.01
+        report = judged(outputs)
+        self.assertFalse(report["passed"])
+        self.assertEqual([c["passed"] for c in report["cases"]], [False] + [True] * (len(outputs) - 1))
 
     def test_unknown_subcommand(self):
         self.fails(["frobnicate"], "frobnicate")
