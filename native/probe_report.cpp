@@ -1,20 +1,14 @@
 #include "probe_report.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "verify/checks.hpp"
+#include "number_text.hpp"
 #include "verify_table.hpp"
 
 namespace anatomy::native {
 namespace {
-
-std::string format(const char* pattern, double value) {
-    char text[64];
-    std::snprintf(text, sizeof text, pattern, value);
-    return text;
-}
 
 std::string shape_text(const nlohmann::json& shape) {
     if (!shape.is_array()) return shape.get<std::string>();
@@ -34,13 +28,13 @@ std::string grouped(long long n) {
 }
 
 std::string rate(const nlohmann::json& value) {
-    return value.is_null() ? "-" : format("%.2f tok/s", value.get<double>());
+    return value.is_null() ? "-" : number_text("%.2f tok/s", value.get<double>());
 }
 
 // One line per pattern: its strongest head, how many heads reach the threshold, and the uniform baseline.
 void print_head_patterns(std::ostream& out, const nlohmann::json& patterns) {
     out << "\nhead patterns: mean weight on one key (a head shows the pattern at >= "
-        << format("%.2f", patterns["threshold"].get<double>()) << "; induction on BOS + "
+        << number_text("%.2f", patterns["threshold"].get<double>()) << "; induction on BOS + "
         << patterns["induction_length"] << " random ids written twice)\n";
     std::size_t heads = 0;
     for (const nlohmann::json& layer : patterns["patterns"][0]["heads"]) heads += layer.size();
@@ -49,8 +43,8 @@ void print_head_patterns(std::ostream& out, const nlohmann::json& patterns) {
         std::string name = pattern["name"].get<std::string>();
         std::replace(name.begin(), name.end(), '_', ' ');
         out << "  " << name << std::string(16 - std::min<std::size_t>(name.size(), 15), ' ') << "strongest layer " << best["layer"]
-            << " head " << best["head"] << " " << format("%.3f", best["score"].get<double>()) << "  heads showing it "
-            << pattern["showing"].size() << " of " << heads << "  (spread evenly " << format("%.3f", pattern["uniform_baseline"].get<double>())
+            << " head " << best["head"] << " " << number_text("%.3f", best["score"].get<double>()) << "  heads showing it "
+            << pattern["showing"].size() << " of " << heads << "  (spread evenly " << number_text("%.3f", pattern["uniform_baseline"].get<double>())
             << ")\n";
     }
 }
@@ -105,31 +99,31 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
 
     const nlohmann::json& sinks = p["sinks"];
     out << "\nattention sinks: mean weight that queries " << sinks["queries_from"] << ".." << sinks["queries_to"]
-        << " give position 0 (spread evenly it would be " << format("%.3f", sinks["uniform_baseline"].get<double>()) << ")\n";
+        << " give position 0 (spread evenly it would be " << number_text("%.3f", sinks["uniform_baseline"].get<double>()) << ")\n";
     const nlohmann::json& per_head = trace["sink_stats"];
     for (std::size_t l = 0; l < per_head.size(); ++l) {
         double high = 0;
         for (const nlohmann::json& h : per_head[l]) high = std::max(high, h.get<double>());
-        out << "  layer " << (l < 10 ? " " : "") << l << "  mean over heads " << format("%.3f", sinks["layer_mean"][l].get<double>())
-            << "  highest head " << format("%.3f", high) << "\n";
+        out << "  layer " << (l < 10 ? " " : "") << l << "  mean over heads " << number_text("%.3f", sinks["layer_mean"][l].get<double>())
+            << "  highest head " << number_text("%.3f", high) << "\n";
     }
     if (p.contains("head_patterns")) print_head_patterns(out, p["head_patterns"]);
     out << "\nnext token:";
     for (const nlohmann::json& t : p["top_next"])
-        out << "  " << t["token_text"].dump() << " " << format("%.3f", t["probability"].get<double>());
+        out << "  " << t["token_text"].dump() << " " << number_text("%.3f", t["probability"].get<double>());
     const nlohmann::json& cont = p["continuation"];
     out << "\ncontinuation (" << cont["ids"].size() << " of " << cont["requested"] << " tokens"
         << (cont["stopped_at_eos"].get<bool>() ? ", stopped at EOS" : "") << "): " << cont["text"].dump() << "\n\n";
 
     const nlohmann::json& t = p["timing"];
-    out << "time: load " << format("%.2f s", t["load_seconds"].get<double>()) << "; prefill " << t["prefill_tokens"] << " tokens in one pass "
-        << format("%.2f s", t["prefill_seconds"].get<double>()) << " (" << rate(t["prefill_tokens_per_second"]) << "); one token at a time "
-        << format("%.2f s", t["cached_prefill_seconds"].get<double>()) << " (" << rate(t["cached_prefill_tokens_per_second"])
-        << "); decode " << t["decode_steps"] << " steps " << format("%.2f s", t["decode_seconds"].get<double>()) << " ("
+    out << "time: load " << number_text("%.2f s", t["load_seconds"].get<double>()) << "; prefill " << t["prefill_tokens"] << " tokens in one pass "
+        << number_text("%.2f s", t["prefill_seconds"].get<double>()) << " (" << rate(t["prefill_tokens_per_second"]) << "); one token at a time "
+        << number_text("%.2f s", t["cached_prefill_seconds"].get<double>()) << " (" << rate(t["cached_prefill_tokens_per_second"])
+        << "); decode " << t["decode_steps"] << " steps " << number_text("%.2f s", t["decode_seconds"].get<double>()) << " ("
         << rate(t["decode_tokens_per_second"]) << ")\n";
-    out << "memory: peak RSS " << format("%.1f MB", double(t["peak_rss_bytes"].get<long long>()) / 1e6)
-        << " (mapped weight pages count once read); load average " << format("%.2f", t["load_average"][0].get<double>()) << " "
-        << format("%.2f", t["load_average"][1].get<double>()) << " " << format("%.2f", t["load_average"][2].get<double>());
+    out << "memory: peak RSS " << number_text("%.1f MB", double(t["peak_rss_bytes"].get<long long>()) / 1e6)
+        << " (mapped weight pages count once read); load average " << number_text("%.2f", t["load_average"][0].get<double>()) << " "
+        << number_text("%.2f", t["load_average"][1].get<double>()) << " " << number_text("%.2f", t["load_average"][2].get<double>());
     if (on_gpu)
         out << "; the passes ran on the GPU\n";
     else

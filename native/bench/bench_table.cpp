@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "number_text.hpp"
 #include "tensor.hpp"  // InputError
 
 namespace anatomy::native {
@@ -16,14 +16,8 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string format(const char* pattern, double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, pattern, value);
-    return buffer;
-}
-
 std::string ms_text(double ms) {
-    return format(ms < 1 ? "%.4f" : ms < 100 ? "%.2f" : "%.0f", ms);
+    return number_text(ms < 1 ? "%.4f" : ms < 100 ? "%.2f" : "%.0f", ms);
 }
 
 std::string pad(const std::string& text, std::size_t width) {
@@ -102,10 +96,10 @@ void print_bench_table(std::ostream& out, const json& report) {
         const double ours = ms_of(find_row(rows, kase, T, S, "grouped"));
         for (const char* peer : {"torch_eager", "numpy_einsum"}) {
             const double theirs = ms_of(find_row(rows, kase, T, S, peer));
-            line += pad(ours > 0 && theirs > 0 ? format("%.1fx", theirs / ours) : "", 12);
+            line += pad(ours > 0 && theirs > 0 ? number_text("%.1fx", theirs / ours) : "", 12);
         }
         const json* grouped = find_row(rows, kase, T, S, "grouped");
-        line += pad(grouped && grouped->contains("gflops") ? format("%.1f", (*grouped)["gflops"].get<double>()) : "", 9);
+        line += pad(grouped && grouped->contains("gflops") ? number_text("%.1f", (*grouped)["gflops"].get<double>()) : "", 9);
         out << line << "\n";
     }
     for (const json& row : rows) {
@@ -115,8 +109,8 @@ void print_bench_table(std::ostream& out, const json& report) {
         for (const json& r : rows)
             if (r["kernel"] == "grouped" && r.contains("gflops")) best = std::max(best, r["gflops"].get<double>());
         out << "GFLOP/s: grouped, counting only the cells a query may see; this build's ceiling (multiply-adds on "
-            << "registers, " << report["kernel_isa"].get<std::string>() << ") " << format("%.1f", ceiling)
-            << ", grouped reaches " << format("%.0f%%", 100 * best / ceiling) << " of it\n";
+            << "registers, " << report["kernel_isa"].get<std::string>() << ") " << number_text("%.1f", ceiling)
+            << ", grouped reaches " << number_text("%.0f%%", 100 * best / ceiling) << " of it\n";
     }
 
     // Cached decode against recomputing the prefix.
@@ -129,13 +123,13 @@ void print_bench_table(std::ostream& out, const json& report) {
         if (!any_decode) out << "\ncached decode vs recomputing the prefix (grouped kernel):\n";
         any_decode = true;
         out << "  S = " << pad(std::to_string(S), 5) << ": decode " << ms_text(decode) << " ms, recompute " << ms_text(recompute)
-            << " ms, " << format("%.0fx", recompute / decode) << " faster with the cache\n";
+            << " ms, " << number_text("%.0fx", recompute / decode) << " faster with the cache\n";
     }
     for (const json& row : rows) {
         if (row["case"] != "model") continue;
         out << (row["kernel"] == "tiny_prefill" ? "\ntiny model (2 layers, width 32): " : ", ")
             << row["kernel"].get<std::string>() << " " << (row["kernel"] == "tiny_prefill" ? "of 16 tokens " : "over 16 cached ")
-            << format("%.0f", row["per_second"].get<double>()) << "/s (" << ms_text(row["ms"]) << " ms)";
+            << number_text("%.0f", row["per_second"].get<double>()) << "/s (" << ms_text(row["ms"]) << " ms)";
         if (row["kernel"] == "tiny_decode_step") out << "\n";
     }
 
@@ -152,7 +146,7 @@ void print_bench_table(std::ostream& out, const json& report) {
         }
     }
     out << "\nvalidation: " << validated << " rows passed, " << failed << " failed; largest error "
-        << format("%.2f", worst) << " of its tolerance\n";
+        << number_text("%.2f", worst) << " of its tolerance\n";
 }
 
 void print_memory_table(std::ostream& out, const json& report) {
@@ -171,12 +165,12 @@ void print_memory_table(std::ostream& out, const json& report) {
         if (previous.count(kernel) && previous[kernel] > 0) {
             // Normalise to a 4x step in T so linear reads 4 and quadratic 16.
             const double steps = std::log(double(T) / double(previous_T[kernel])) / std::log(4.0);
-            growth = format("%.1f", std::pow(mb / previous[kernel], 1.0 / steps));
+            growth = number_text("%.1f", std::pow(mb / previous[kernel], 1.0 / steps));
         }
         out << kernel << std::string(kernel.size() < 12 ? 12 - kernel.size() : 1, ' ') << pad(std::to_string(T), 7)
-            << pad(format("%.1f", mb), 12) << pad(growth, 13) << pad(format("%.1f", row["output_mb"].get<double>()), 12)
-            << pad(format("%.1f", mb - row["output_mb"].get<double>()), 18)
-            << pad(format("%.1f", row["scores_mb"].get<double>()), 20) << (row.contains("failed") ? "  FAILED" : "") << "\n";
+            << pad(number_text("%.1f", mb), 12) << pad(growth, 13) << pad(number_text("%.1f", row["output_mb"].get<double>()), 12)
+            << pad(number_text("%.1f", mb - row["output_mb"].get<double>()), 18)
+            << pad(number_text("%.1f", row["scores_mb"].get<double>()), 20) << (row.contains("failed") ? "  FAILED" : "") << "\n";
         previous[kernel] = mb;
         previous_T[kernel] = T;
     }
