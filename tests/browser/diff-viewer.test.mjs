@@ -88,8 +88,8 @@ async function openW8(t, { everyWidget = false } = {}) {
   const requests = [];
   opened.page.on('request', (request) => requests.push(request.url()));
   // The whole chapter mounting can take longer than 10 s on a shared, busy machine.
-  const widgets = everyWidget ? await waitForWidgets(opened.page, 30000) : [await waitForWidget(opened.page, 'w8', 30000)];
-  assert.equal(widgets.find((w) => w?.name === 'w8')?.ready, 'true', JSON.stringify(widgets));
+  const w8 = everyWidget ? (await waitForWidgets(opened.page, 30000)).find((w) => w.name === 'w8') : await waitForWidget(opened.page, 'w8', 30000);
+  assert.equal(w8?.ready, 'true', JSON.stringify(w8));
   // Everything the page fetched so far, from navigation on, and what it fetches from now on.
   const fetched = async () => [...requests, ...(await opened.page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)))];
   return { ...opened, fetched };
