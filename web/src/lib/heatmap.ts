@@ -232,10 +232,20 @@ export class Heatmap {
     this.hatch ??= this.hatchPattern(ctx);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(this.cellImage(data), this.left, margin.top, data.cols * this.cell, data.rows * this.cell);
+    // One rectangle per run of masked cells in a row, not one per cell: a causal mask's
+    // triangle is then one rectangle a row (the path took 2 to 5 ms per heatmap of 32
+    // tokens with a rectangle per cell).
     ctx.beginPath();
     for (let r = 0; r < data.rows; r++)
-      for (let c = 0; c < data.cols; c++)
-        if (!data.allowed(r, c)) ctx.rect(this.left + c * this.cell, margin.top + r * this.cell, this.cell, this.cell);
+      for (let c = 0; c < data.cols; ) {
+        if (data.allowed(r, c)) {
+          c++;
+          continue;
+        }
+        const start = c;
+        while (c < data.cols && !data.allowed(r, c)) c++;
+        ctx.rect(this.left + start * this.cell, margin.top + r * this.cell, (c - start) * this.cell, this.cell);
+      }
     ctx.fillStyle = this.hatch;
     ctx.fill();
     // Axis labels: every label when cells are wide enough, else every few.
