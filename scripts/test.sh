@@ -21,14 +21,11 @@ if [ -d build/cuda ] && grep -q "ANATOMY_CUDA:BOOL=ON" build/cuda/CMakeCache.txt
   ctest --preset cuda -L '^gpu$' --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
 fi
 
-# The native suite in two parts. The tests that open the page in Chromium run one at a
-# time (RUN_SERIAL, tests/browser/CMakeLists.txt: several time the page's
-# responsiveness). The others run as many at a time as there are cores: their time
-# limits are seconds, not milliseconds (120 s one at a time, 78 s two at a time here).
+# The native suite runs one test at a time: its browser tests run alone anyway (RUN_SERIAL,
+# tests/browser/CMakeLists.txt: several time the page's responsiveness), and on 2 cores
+# ctest -j2 took as long (492 s against 470) as the others slowed each other down.
 echo "== tests: native"
-ctest --preset native -LE browser -j "$(nproc)"
-echo "== tests: native, the page in Chromium"
-ctest --preset native -L browser
+ctest --preset native
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # Tests of the page and of the wasm modules run no native code, the fuzzer has its
 # own AddressSanitizer build, the large probe is the small one at 400 MB, gpu-prepare
