@@ -98,6 +98,28 @@ test('W9 loads nothing until asked, then shows attn probe\'s probabilities for e
   assertNoProblems(problems, 'index.html with W9 open');
 });
 
+test('W9\'s first view paints its main heatmap first, then the followed row and the pair of heads, for the same text', async (t) => {
+  const { page, problems } = await openTrained(t);
+  await page.getByTestId('w9-load').click();
+  await page.waitForFunction(() => performance.getEntriesByName('anatomy:w9-view-paint').length > 0, null, { timeout: 20000 });
+  const [firstPaint, viewPaint] = await page.evaluate(() =>
+    ['anatomy:w9-first-paint', 'anatomy:w9-view-paint'].map((name) => performance.getEntriesByName(name)[0].startTime));
+  assert.ok(firstPaint < viewPaint, `the main heatmap (${firstPaint} ms) before the rest (${viewPaint} ms)`);
+  // What came a frame later is of the same run: the last query followed, layer 0's heads 0 and 1
+  // compared, with the largest gap between them that attn probe's probabilities give.
+  const trace = probe(defaultText);
+  const T = trace.tokens[0].length;
+  assert.match(await page.locator('[data-widget="w9"] .view-follow h3').textContent(), new RegExp(`^Query ${T - 1} \\(.*\\) reads keys 0 to ${T - 1}`));
+  assert.equal(await page.getByTestId('w9-follow-detail').locator('tbody tr').count(), T);
+  const compare = page.locator('[data-widget="w9"] .view-compare');
+  assert.equal(await compare.locator('h3').textContent(), 'Heads 0 and 1 share KV head 0');
+  const [a, b] = [0, 1].map((h) => trace.layers[0].probabilities[0][h]);
+  const gap = Math.max(...a.flatMap((row, r) => row.map((p, c) => Math.abs(p - b[r][c]))));
+  const shown = Number((await compare.textContent()).match(/the largest gap here is ([0-9.e-]+)/)[1]);
+  assert.ok(Math.abs(shown - gap) < 1e-3, `largest gap ${shown} on the page, ${gap} from attn probe`);
+  assertNoProblems(problems, 'index.html with W9\'s first view');
+});
+
 test('W9 runs typed text through the cache: only the changed tokens again, the same numbers as a full pass', async (t) => {
   const { page, problems } = await openTrained(t);
   await page.getByTestId('w9-load').click();

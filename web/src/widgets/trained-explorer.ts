@@ -123,13 +123,15 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     probabilities: rows.rows.map((heads) => [heads]),
   });
 
-  // Runs `ids` after the first `keep` tokens in the cache, then redraws; returns the core's time.
-  const advance = (keep: number, ids: number[]) => {
+  // Runs `ids` after the first `keep` tokens in the cache, then redraws; returns the core's
+  // time. With `firstView`, the main heatmap is drawn first and the rest of the view a
+  // frame later, which then calls it (AttentionView.show's mainFirst).
+  const advance = (keep: number, ids: number[], firstView?: () => void) => {
     const start = performance.now();
     const result = session.extend(keep, ids);
     rows.extend(keep, result.new_tokens, session.rows());
     const coreMs = performance.now() - start;
-    view.show(attentionRun(), view.selection);
+    view.show(attentionRun(), view.selection, firstView && { mainFirst: true, whenComplete: firstView });
     next.textContent =
       `Most likely next: ${result.top.map((t) => `${JSON.stringify(shownText(t.id, t.text, bos))} ${formatNumber(t.probability, 3)}`).join(', ')}.`;
     next.dataset.nextId = String(result.next.id);
@@ -152,7 +154,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
 
   // The text box: encode, keep the common prefix in the cache, run the rest.
   let patternsTimer = 0;
-  const update = (save: boolean) => {
+  const update = (save: boolean, firstView?: () => void) => {
     const encoded = session.encode(textInput.value);
     if (encoded.ids.length > maxTokens) {
       textInput.setAttribute('aria-invalid', 'true');
@@ -165,7 +167,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     // At least the last token runs again: its row and the next-token guess come from that pass.
     const keep = Math.min(shared, encoded.ids.length - 1);
     try {
-      advance(keep, encoded.ids.slice(keep));
+      advance(keep, encoded.ids.slice(keep), firstView);
     } catch (error) {
       setStatus(status, `The core refused this text: ${error instanceof CoreError ? error.message : String(error)}`, 'error');
       return;
@@ -236,19 +238,34 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     return raw !== null && /^\d+$/.test(raw) && Number(raw) < limit ? Number(raw) : null;
   };
   view.selection = { batch: 0, layer: index('layer', config.n_layers) ?? 0, head: index('head', config.n_heads) ?? 0, row: index('row', maxTokens) };
-  update(false);
+  // The first view: its main heatmap now, the rest of it a frame later, each marked once
+  // painted. The head summary's two passes wait for the rest, and start in a task after
+  // its frame's mark (a timer set before could run first, and hold the mark and anything
+  // queued behind it up for the passes).
+  const firstViewDrawn = () => {
+    markAfterThisFrame('anatomy:w9-view-paint');
+    patternsTimer = window.setTimeout(showPatterns, 50);
+  };
+  update(false, firstViewDrawn);
+  clearTimeout(patternsTimer); // the timer update set: firstViewDrawn sets the first view's
+  if (rows.ids.length === 0) patternsTimer = window.setTimeout(showPatterns, 50); // nothing ran: the summary says so
   performance.mark('anatomy:w9-first-heatmap');
-  // After the frame that shows it (a message posted from an animation frame runs after its rendering).
-  requestAnimationFrame(() => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => performance.mark('anatomy:w9-first-paint');
-    channel.port2.postMessage(null);
-  });
-  // The head summary's two passes wait until the heatmap has been painted, and run after
-  // the task that marks it (a timer set here could run first, and the mark, and anything
-  // else queued, would wait for the passes).
-  clearTimeout(patternsTimer);
-  requestAnimationFrame(() => (patternsTimer = window.setTimeout(showPatterns, 50)));
+  markAfterPaint('anatomy:w9-first-paint');
+}
+
+/**
+ * Marks `name` once this frame is painted: called from an animation frame callback, a
+ * message posted now runs after that frame's rendering.
+ */
+function markAfterThisFrame(name: string): void {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => performance.mark(name);
+  channel.port2.postMessage(null);
+}
+
+/** Marks `name` once the next frame is painted. */
+function markAfterPaint(name: string): void {
+  requestAnimationFrame(() => markAfterThisFrame(name));
 }
 
 function tokenNote(n: number, kept: number): string {
