@@ -124,7 +124,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   });
 
   // Runs `ids` after the first `keep` tokens in the cache, then redraws; returns the core's
-  // time. With `firstView`, the main heatmap is drawn first and the rest of the view a
+  // answer. With `firstView`, the main heatmap is drawn first and the rest of the view a
   // frame later, which then calls it (AttentionView.show's mainFirst).
   const advance = (keep: number, ids: number[], firstView?: () => void) => {
     const start = performance.now();
