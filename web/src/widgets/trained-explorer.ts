@@ -45,24 +45,26 @@ class Rows {
   /**
    * Keeps the first `keep` positions, then copies in the rows the core computed for
    * the new tokens: `packed` holds, for each layer and head in turn, the new rows,
-   * row i with keys 0 .. keep + i (wasm/bindings_trained.cpp).
+   * row i with keys 0 .. keep + i (wasm/bindings_trained.cpp). That is how they lie in
+   * a head's store too, from row `keep` on: one copy per head.
    */
   extend(keep: number, added: { id: number; text: string }[], packed: Float32Array): void {
+    const end = keep + added.length;
+    const from = (keep * (keep + 1)) / 2, perHead = (end * (end + 1)) / 2 - from;
+    const heads = this.rows.length * this.rows[0].length;
+    if (packed.length !== heads * perHead) throw new Error(`the core sent ${packed.length} probabilities, the rows take ${heads * perHead}`);
     this.ids = this.ids.slice(0, keep).concat(added.map((t) => t.id));
     this.text = this.text.slice(0, keep).concat(added.map((t) => t.text));
     let at = 0;
     this.rows.forEach((layer, l) =>
       layer.forEach((head, h) => {
+        const store = this.store[l][h];
+        store.set(packed.subarray(at, at + perHead), from);
+        at += perHead;
         head.length = keep;
-        for (let t = keep; t < keep + added.length; t++) {
-          const start = (t * (t + 1)) / 2;
-          this.store[l][h].set(packed.subarray(at, at + t + 1), start);
-          head.push(this.store[l][h].subarray(start, start + t + 1));
-          at += t + 1;
-        }
+        for (let t = keep; t < end; t++) head.push(store.subarray((t * (t + 1)) / 2, ((t + 1) * (t + 2)) / 2));
       }),
     );
-    if (at !== packed.length) throw new Error(`the core sent ${packed.length} probabilities, the rows take ${at}`);
   }
 }
 
