@@ -120,6 +120,29 @@ test('W9\'s first view paints its main heatmap first, then the followed row and 
   assertNoProblems(problems, 'index.html with W9\'s first view');
 });
 
+test('W9 completes its first view and head summary when the reader changes the view before the first view is complete', async (t) => {
+  const { page, problems } = await openTrained(t);
+  // Layer 1 chosen in the task that draws the first heatmap (a MutationObserver's callback
+  // runs at its end), before the followed row and the pair are drawn a frame later.
+  await page.evaluate(() => {
+    const widget = document.querySelector('[data-widget="w9"]');
+    const observer = new MutationObserver(() => {
+      const layer = widget.querySelector('[data-testid="w9-layer"]');
+      if (!widget.querySelector('[data-testid="w9-heatmap-main"][data-probabilities]') || !layer) return;
+      observer.disconnect();
+      layer.value = '1';
+      layer.dispatchEvent(new Event('change'));
+    });
+    observer.observe(widget, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-probabilities'] });
+  });
+  await page.getByTestId('w9-load').click();
+  await page.waitForSelector('[data-testid="w9-patterns"] table');
+  assert.equal(await page.getAttribute('[data-testid="w9-heatmap-main"]', 'data-layer'), '1');
+  assert.match(await page.locator('[data-testid="w9-heatmap-pair-a"] canvas.heatmap-canvas').getAttribute('aria-label'), /^Layer 1, head 0\./);
+  assert.match(await page.locator('[data-widget="w9"] .view-follow h3').textContent(), /^Query \d+ /);
+  assertNoProblems(problems, 'index.html after an early change of layer');
+});
+
 test('W9 runs typed text through the cache: only the changed tokens again, the same numbers as a full pass', async (t) => {
   const { page, problems } = await openTrained(t);
   await page.getByTestId('w9-load').click();

@@ -241,18 +241,19 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   };
   view.selection = { batch: 0, layer: index('layer', config.n_layers) ?? 0, head: index('head', config.n_heads) ?? 0, row: index('row', maxTokens) };
   // The first view: its main heatmap now, the rest of it a frame later, each marked once
-  // painted. The head summary's two passes wait for the rest, and start in a task after
-  // its frame's mark (a timer set before could run first, and hold the mark and anything
-  // queued behind it up for the passes).
-  const firstViewDrawn = () => {
-    markAfterThisFrame('anatomy:w9-view-paint');
-    patternsTimer = window.setTimeout(showPatterns, 50);
-  };
-  update(false, firstViewDrawn);
-  clearTimeout(patternsTimer); // the timer update set: firstViewDrawn sets the first view's
-  if (rows.ids.length === 0) patternsTimer = window.setTimeout(showPatterns, 50); // nothing ran: the summary says so
+  // painted.
+  update(false, () => markAfterThisFrame('anatomy:w9-view-paint'));
   performance.mark('anatomy:w9-first-heatmap');
   markAfterPaint('anatomy:w9-first-paint');
+  // The head summary's two passes start 50 ms after the frame that draws the rest (this
+  // second animation frame callback comes after the view's own), whether the view drew it
+  // or a change of the reader's drew everything sooner. A timer set at once would come due
+  // during that frame's work and run before its mark, holding it up for the passes.
+  clearTimeout(patternsTimer);
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    clearTimeout(patternsTimer);
+    patternsTimer = window.setTimeout(showPatterns, 50);
+  }));
 }
 
 /**
