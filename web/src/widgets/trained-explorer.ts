@@ -154,8 +154,14 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     }
   };
 
-  // The text box: encode, keep the common prefix in the cache, run the rest.
+  // The summary's passes run `ms` after the last request for them (typing asks on every key).
   let patternsTimer = 0;
+  const schedulePatterns = (ms: number) => {
+    clearTimeout(patternsTimer);
+    patternsTimer = window.setTimeout(showPatterns, ms);
+  };
+
+  // The text box: encode, keep the common prefix in the cache, run the rest.
   const update = (save: boolean, firstView?: () => void) => {
     const encoded = session.encode(textInput.value);
     if (encoded.ids.length > maxTokens) {
@@ -176,8 +182,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
     }
     setStatus(status, tokenNote(rows.ids.length, keep));
     if (save) context.state.set({ text: textInput.value === defaultText ? null : textInput.value });
-    clearTimeout(patternsTimer);
-    patternsTimer = window.setTimeout(showPatterns, 150);
+    schedulePatterns(150);
   };
   textInput.addEventListener('input', () => update(true));
 
@@ -249,11 +254,8 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   // second animation frame callback comes after the view's own), whether the view drew it
   // or a change of the reader's drew everything sooner. A timer set at once would come due
   // during that frame's work and run before its mark, holding it up for the passes.
-  clearTimeout(patternsTimer);
-  requestAnimationFrame(() => requestAnimationFrame(() => {
-    clearTimeout(patternsTimer);
-    patternsTimer = window.setTimeout(showPatterns, 50);
-  }));
+  clearTimeout(patternsTimer); // the one update just set
+  requestAnimationFrame(() => requestAnimationFrame(() => schedulePatterns(50)));
 }
 
 /**
