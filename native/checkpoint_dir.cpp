@@ -11,6 +11,7 @@
 #include "checkpoint/hf_llama.hpp"
 #include "checkpoint/llama2c.hpp"
 #include "checkpoint/model_from_views.hpp"
+#include "warning.hpp"
 
 namespace anatomy::native {
 namespace fs = std::filesystem;
@@ -30,9 +31,7 @@ CheckpointFiles open_llama2c(const std::string& path) {
     return checkpoint;
 }
 
-}  // namespace
-
-CheckpointFiles open_checkpoint(const std::string& directory) {
+CheckpointFiles open_files(const std::string& directory) {
     if (!fs::exists(directory)) throw InputError("checkpoint '" + directory + "' does not exist");
     if (fs::is_regular_file(directory)) return open_llama2c(directory);
     if (!fs::is_directory(directory)) throw InputError("checkpoint '" + directory + "' is neither a folder nor a file");
@@ -93,6 +92,23 @@ CheckpointFiles open_checkpoint(const std::string& directory) {
     std::vector<const SafetensorsView*> shards;
     for (const SafetensorsView& view : views) shards.push_back(&view);
     checkpoint.tensors = safetensors_views(shards);
+    return checkpoint;
+}
+
+// One line when the weights hold values that are not finite: every pass over them
+// computes NaN or infinities, and every check fails.
+void warn_of_non_finite_weights(const CheckpointFiles& checkpoint, const std::string& path) {
+    if (const std::optional<NonFinite> found = non_finite_weights(checkpoint.tensors))
+        warn("checkpoint '" + path + "' holds " + std::to_string(found->count) + (found->count == 1 ? " weight" : " weights") +
+             " that " + (found->count == 1 ? "is" : "are") + " not finite (the first: " + describe(*found) +
+             "); every pass over it computes NaN or infinities");
+}
+
+}  // namespace
+
+CheckpointFiles open_checkpoint(const std::string& path) {
+    CheckpointFiles checkpoint = open_files(path);
+    warn_of_non_finite_weights(checkpoint, path);
     return checkpoint;
 }
 

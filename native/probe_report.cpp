@@ -1,6 +1,7 @@
 #include "probe_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "verify/checks.hpp"
@@ -93,9 +94,12 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
 
     std::vector<CheckRecord> checks;
     for (const nlohmann::json& r : trace["checks"])
-        checks.push_back({r["id"], r["name"], r["compares"], r["max_abs_error"].is_null() ? 1e300 : r["max_abs_error"].get<double>(),
+        checks.push_back({r["id"], r["name"], r["compares"], r["max_abs_error"].is_null() ? INFINITY : r["max_abs_error"].get<double>(),
                           r["tolerance"], r["relation"], r["passed"]});
     print_check_table(out, checks);
+    if (!trace["non_finite"].is_null())
+        out << "The first value of the pass that is not finite: " << trace["non_finite"]["text"].get<std::string>() << " ("
+            << trace["non_finite"]["count_in_tensor"] << " in that tensor)\n";
 
     const nlohmann::json& sinks = p["sinks"];
     out << "\nattention sinks: mean weight that queries " << sinks["queries_from"] << ".." << sinks["queries_to"]

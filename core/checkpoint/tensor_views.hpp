@@ -23,9 +23,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "../non_finite.hpp"
 #include "safetensors.hpp"
 
 namespace anatomy {
@@ -46,6 +48,12 @@ using TensorViews = std::vector<TensorView>;
 
 // The tensor's values widened to float32 (exactly), row-major.
 std::vector<float> read_floats(const TensorView& tensor);
+
+// Every value of every tensor that is not finite (NaN or infinite), read off the
+// stored bits in place: the first one (tensor, index, value) and how many there are
+// in all; nothing when every weight is finite. A reader warns of them: every check
+// on such a model fails.
+std::optional<NonFinite> non_finite_weights(const TensorViews& tensors);
 
 // Source: Hugging Face safetensors. Every tensor of every shard (parsed files,
 // whose bytes must outlive the views), shard by shard.

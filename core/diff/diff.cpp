@@ -13,6 +13,7 @@
 #include "../judge/mistakes.hpp"
 #include "../model/forward.hpp"
 #include "../model/kv_cache.hpp"
+#include "../non_finite.hpp"
 #include "../ops/rms_norm.hpp"
 
 namespace anatomy {
@@ -107,9 +108,13 @@ bool masked(const Slot& slot, std::size_t flat, std::size_t cached) {
 }
 
 bool within(double theirs, double ours, const DiffTolerance& tol) {
-    if (std::isnan(theirs) || std::isnan(ours)) return std::isnan(theirs) && std::isnan(ours);
     return std::abs(theirs - ours) <= tol.atol + tol.rtol * std::abs(ours);
 }
+
+// How a value that is not finite counts: a learner's tensor is never right with one,
+// on either side (an infinite error); a mistake's tensor is matched by the learner's
+// when both hold the same NaN or infinity there (that is what the mistake computes).
+enum class NonFiniteRule { infinite_error, same_value_matches };
 
 struct Comparison {
     double max_abs = 0, max_rel = 0;
@@ -118,16 +123,23 @@ struct Comparison {
 };
 
 //   values: the learner's (or a mistake's) tensor, flat, in `slot`'s shape
-Comparison compare(const Slot& slot, const Nd& ours, const double* values, const DiffTolerance& tol, std::size_t cached) {
+Comparison compare(const Slot& slot, const Nd& ours, const double* values, const DiffTolerance& tol, std::size_t cached,
+                   NonFiniteRule rule = NonFiniteRule::infinite_error) {
     Comparison c;
     for (std::size_t i = 0; i < ours.size(); ++i) {
         if (masked(slot, i, cached)) continue;
-        const double a = values[i], b = ours.data()[i], error = std::abs(a - b);
-        if (!std::isnan(error)) {
+        const double a = values[i], b = ours.data()[i];
+        bool agree;
+        if (std::isfinite(a) && std::isfinite(b)) {
+            const double error = std::abs(a - b);
             c.max_abs = std::max(c.max_abs, error);
             if (b != 0) c.max_rel = std::max(c.max_rel, error / std::abs(b));
+            agree = within(a, b, tol);
+        } else {
+            c.max_abs = c.max_rel = INFINITY;
+            agree = rule == NonFiniteRule::same_value_matches && (std::isnan(a) ? std::isnan(b) : a == b);
         }
-        if (!within(a, b, tol)) {
+        if (!agree) {
             ++c.mismatches;
             if (!c.first) c.first = i;
         }
@@ -252,6 +264,9 @@ std::vector<Candidate> candidates(const Slot& slot, const Ours& o) {
 
 json shape_json(const std::vector<std::size_t>& shape) { return json(shape); }
 
+// A value for the report: the number, or "nan", "inf", "-inf" (JSON has no such numbers).
+json value_json(double x) { return std::isfinite(x) ? json(x) : json(non_finite_text(x)); }
+
 // The [T, X] block of a [B, T, X] or [B, H, T, X] tensor (flat, row-major) that holds
 // the value at `index`: its sequence, and its head when it has heads.
 json block_at(const double* values, const std::vector<std::size_t>& shape, const std::vector<std::size_t>& index) {
@@ -335,7 +350,8 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
         diverged = &slot;
         const std::vector<std::size_t> index = unravel(*cmp.first, slot.shape);
         json where = {{"tensor", slot.name}, {"axes", slot.axes}, {"index", index},
-                      {"ours", mine.data()[*cmp.first]}, {"theirs", tensor.values[*cmp.first]}, {"mismatches", cmp.mismatches}};
+                      {"ours", value_json(mine.data()[*cmp.first])}, {"theirs", value_json(tensor.values[*cmp.first])},
+                      {"mismatches", cmp.mismatches}};
         if (slot.layer >= 0) where["layer"] = slot.layer;
         for (std::size_t a = 0; a < slot.axes.size(); ++a) where[slot.axes[a]] = index[a];
         if (with_block)
@@ -344,7 +360,8 @@ json diff_report(const Model<float>& model, const TokenIds& tokens, const std::m
 
         for (const Candidate& candidate : candidates(slot, ours)) {
             report["mistakes_tried"].push_back(candidate.name);
-            if (compare(slot, candidate.tensor, tensor.values.data(), tol, cached).mismatches == 0 && report["diagnosis"].is_null())
+            if (compare(slot, candidate.tensor, tensor.values.data(), tol, cached, NonFiniteRule::same_value_matches).mismatches == 0 &&
+                report["diagnosis"].is_null())
                 report["diagnosis"] = {{"mistake", candidate.name}, {"description", candidate.description}};
         }
     }

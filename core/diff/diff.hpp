@@ -47,6 +47,9 @@ DiffTolerance diff_tolerance(bool float64);
 //    max_rel_error, mismatches, agrees}], not_given: [names],
 //    first_divergence: null | {tensor, layer, axes, index, ours, theirs, ...},
 //    diagnosis: null | {mistake, description}, mistakes_tried: [names]}
+// A value that is not finite on either side never agrees: the tensor's errors are
+// then infinite (null in JSON), and ours and theirs are "nan", "inf" or "-inf" where
+// the value is one (JSON has no such numbers).
 // Throws InputError for a name not in the table, a layer the model lacks, a shape
 // other than the one the name has for these tokens (expected and given), no
 // tensors at all, tokens outside the vocabulary, or a `cached` that leaves no token.

@@ -23,7 +23,14 @@ bool within(double got, double expected, const Tolerance& tol) {
     return std::abs(got - expected) <= tol.atol + tol.rtol * std::abs(expected);
 }
 
-Comparison compare_arrays(const json& expected_json, const json& got_json, const Tolerance& tol, const std::string& field) {
+// How a value that is not finite counts: a learner's output is never right with one,
+// on either side; a mistake's output is reproduced by the learner's when both hold
+// the same NaN or infinity there (a mistake that overflows is matched by a learner
+// whose code overflows the same way).
+enum class NonFiniteRule { never_agrees, same_value_agrees };
+
+Comparison compare_arrays(const json& expected_json, const json& got_json, const Tolerance& tol, const std::string& field,
+                          NonFiniteRule rule) {
     Comparison c;
     const Nd expected = nd_from_json(expected_json, "expected");
     Nd got;
@@ -48,11 +55,13 @@ Comparison compare_arrays(const json& expected_json, const json& got_json, const
     std::ptrdiff_t first = -1;
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got.data()[i], e = expected.data()[i];
-        if (!std::isfinite(g) && std::isfinite(e)) {
-            if (nonfinite.size() < 5) nonfinite.push_back({{"index", index_text(i, gs)}, {"value", number(g)}});
+        const bool finite = std::isfinite(g) && std::isfinite(e);
+        if (!finite) {
+            if (nonfinite.size() < 5) nonfinite.push_back({{"index", index_text(i, gs)}, {"value", number(g)}, {"expected", number(e)}});
             ++nonfinite_count;
         }
-        const bool ok = (std::isnan(g) && std::isnan(e)) || (g == e) || within(g, e, tol);
+        const bool ok = finite ? within(g, e, tol)
+                               : rule == NonFiniteRule::same_value_agrees && (std::isnan(g) ? std::isnan(e) : g == e);
         if (!ok && first < 0) first = std::ptrdiff_t(i);
         if (std::isfinite(g) && std::isfinite(e)) {
             const double abs_error = std::abs(g - e);
@@ -74,10 +83,8 @@ Comparison compare_arrays(const json& expected_json, const json& got_json, const
     return c;
 }
 
-}  // namespace
-
-Comparison compare(const json& expected, const json& got, const Tolerance& tol) {
-    if (!expected.is_object()) return compare_arrays(expected, got, tol, "");
+Comparison compare(const json& expected, const json& got, const Tolerance& tol, NonFiniteRule rule) {
+    if (!expected.is_object()) return compare_arrays(expected, got, tol, "", rule);
     Comparison c;
     if (!got.is_object()) {
         c.problem = "type";
@@ -97,7 +104,7 @@ Comparison compare(const json& expected, const json& got, const Tolerance& tol) 
             c.details = {{"field", key}, {"message", "the result has no field '" + key + "'"}};
             return c;
         }
-        Comparison part = compare_arrays(value, got[key], tol, "field '" + key + "'");
+        Comparison part = compare_arrays(value, got[key], tol, "field '" + key + "'", rule);
         fields[key] = part.details;
         if (!part.passed && c.passed) {
             c.passed = false;
@@ -110,9 +117,15 @@ Comparison compare(const json& expected, const json& got, const Tolerance& tol) 
     return c;
 }
 
+}  // namespace
+
+Comparison compare(const json& expected, const json& got, const Tolerance& tol) {
+    return compare(expected, got, tol, NonFiniteRule::never_agrees);
+}
+
 bool agrees(const json& a, const json& b, const Tolerance& tol) {
     try {
-        return compare(a, b, tol).passed;
+        return compare(a, b, tol, NonFiniteRule::same_value_agrees).passed;
     } catch (const InputError&) {
         return false;
     }

@@ -1,5 +1,6 @@
 // Comparing a learner's output with the expected one: elementwise
-// |got - expected| <= atol + rtol * |expected|, NaN never equal to a number.
+// |got - expected| <= atol + rtol * |expected|. A value that is NaN or infinite on
+// either side never passes (an infinite error), not even against the same value.
 #pragma once
 
 #include "values.hpp"
@@ -28,8 +29,9 @@ struct Comparison {
 // whatever the learner returned, already converted to JSON.
 Comparison compare(const json& expected, const json& got, const Tolerance& tolerance);
 
-// True when two values agree within the tolerance, NaN matching NaN (for diagnosis:
-// a mistake that produces NaN is matched by a learner who produces the same NaN).
+// True when two values agree within the tolerance, NaN matching NaN and an infinity
+// the same infinity (for diagnosis: a mistake that produces NaN is matched by a
+// learner who produces the same NaN; it never makes an output pass).
 bool agrees(const json& a, const json& b, const Tolerance& tolerance);
 
 }  // namespace anatomy::judge

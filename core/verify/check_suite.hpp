@@ -10,12 +10,17 @@
 //   e3  every future cell is exactly 0
 //   f2  what the filled cache holds vs 2 x L x Hkv x dh x tokens x batch
 //   g   each sequence of a batch vs the same sequence alone (logits, probabilities)
-//   h2  query heads sharing a KV head attend differently (a difference that must exist)
+//   h2  query heads sharing a KV head attend differently (a difference that must exist;
+//       left out for a model whose KV heads are not shared)
+// A value that is not finite wherever a check looks is an infinite error, and no
+// check with an infinite error passes (checks.hpp's make_check).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "../non_finite.hpp"
 #include "backend.hpp"
 #include "checks.hpp"
 
@@ -33,7 +38,7 @@ struct SuiteOptions {
     double batch_tolerance = 1e-6;
 };
 
-// Runs a, b (unless !cache_checks), d, e1-e3, f2, g and h2, in that order, on `tokens`
+// Runs a, b (unless !cache_checks), d, e1-e3, f2, g and h2 (when a KV head is shared), in that order, on `tokens`
 // ([B, T], T >= 2). The backend's cache is reset before every pass. `full` receives
 // the capture of the full pass over `tokens` that the checks compare against.
 std::vector<CheckRecord> run_check_suite(Backend& backend, const TokenIds& tokens, const SuiteOptions& options = {},
@@ -46,8 +51,13 @@ CheckRecord check_backends_agree(Backend& grouped, Backend& repeated, const Toke
 
 // e1-e3 from an implementation's probabilities alone (per layer [B, Hq, T, S]).
 std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs);
-// h2 from the probabilities alone.
+// h2 from the probabilities alone (config.kv_group() >= 2).
 CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs);
+
+// The first value of a pass that is not finite, in the order the pass computed its
+// tensors ("layers.{l}.input", ".attn_norm", ".q", ... ".out", then "logits"; the
+// names of docs/diff.md), over what the layers' captures hold; nothing when all are finite.
+std::optional<NonFinite> first_non_finite(const std::vector<LayerCapture<float>>& layers, const Tensor3<float>& logits);
 
 // The probabilities of a capture, per layer [B, Hq, T, S].
 std::vector<Tensor4<float>> captured_probs(const PassCapture& capture);

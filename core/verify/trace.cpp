@@ -3,8 +3,16 @@
 #include <xtensor/xview.hpp>
 
 #include "../lessons/cache_payload.hpp"
+#include "check_suite.hpp"
 
 namespace anatomy {
+
+nlohmann::json non_finite_json(const std::optional<NonFinite>& found) {
+    if (!found) return nullptr;
+    return {{"tensor", found->tensor}, {"index", found->index}, {"value", non_finite_text(found->value)},
+            {"count_in_tensor", found->count}, {"text", describe(*found)}};
+}
+
 nlohmann::json make_trace(const Model<float>& model, const nlohmann::json& weights, const TokenIds& tokens,
                           const std::vector<CheckRecord>& checks, const BuildInfo& build) {
     ForwardCapture<float> capture;
@@ -29,6 +37,7 @@ nlohmann::json make_trace(const Model<float>& model, const nlohmann::json& weigh
         {"logits", to_nested_json(logits)},
         {"checks", check_list},
         {"all_checks_passed", all_passed(checks)},
+        {"non_finite", non_finite_json(first_non_finite(capture.layers, logits))},
         {"cache_payload", payload_to_json(cache_payload(model.config))},
         {"build", build_info_to_json(build)},
     };

@@ -3,6 +3,7 @@
 // trace_schema_version whenever a field changes meaning or is removed.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -10,11 +11,16 @@
 #include "../build_info.hpp"
 #include "../model/forward.hpp"
 #include "../nested_json.hpp"
+#include "../non_finite.hpp"
 #include "checks.hpp"
 
 namespace anatomy {
 
 inline constexpr int trace_schema_version = 1;
+
+// The trace's "non_finite": the first value of its pass that is not finite, as
+// {tensor, index, value ("nan", "inf", "-inf"), count_in_tensor, text}, or null.
+nlohmann::json non_finite_json(const std::optional<NonFinite>& found);
 
 // A full forward over `tokens` ([B, T]) plus the given check records.
 // `weights` says where the weights came from, e.g. {"source": "seed", "seed": 1}.

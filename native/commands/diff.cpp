@@ -42,9 +42,13 @@ TokenIds parse_sequences(const std::string& text, int vocab_size) {
     return tokens;
 }
 
-std::string number(double x) {
+// A number of the report as printf's %.3g writes it; null (an unbounded error) as
+// "inf", and a value that is not finite as the report names it ("nan", "inf", "-inf").
+std::string number(const nlohmann::json& x) {
+    if (x.is_null()) return "inf";
+    if (x.is_string()) return x.get<std::string>();
     char text[32];
-    std::snprintf(text, sizeof text, "%.3g", x);
+    std::snprintf(text, sizeof text, "%.3g", x.get<double>());
     return text;
 }
 

@@ -1,5 +1,7 @@
 // attn verify: run every verification check on the tiny model (or a checkpoint)
 // and print the table; optionally export the trace the page reads.
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,6 +13,7 @@
 #include "model/token_batch.hpp"
 #include "number_args.hpp"
 #include "token_list.hpp"
+#include "verify/check_suite.hpp"
 #include "verify/trace.hpp"
 #include "verify_table.hpp"
 
@@ -27,6 +30,19 @@ struct VerifyOptions {
     std::string trace_path;
     std::string device = "cpu";
 };
+
+// Where a check met a value that is not finite, the first such value of the full
+// pass: which tensor computed it, and where.
+void print_first_non_finite(const Model<float>& model, const TokenIds& tokens, const std::vector<CheckRecord>& checks) {
+    if (std::all_of(checks.begin(), checks.end(), [](const CheckRecord& c) { return std::isfinite(c.max_abs_error); })) return;
+    TinyBackend backend(model);
+    backend.reset(tokens.shape(0));
+    PassCapture capture;
+    const Tensor3<float> logits = backend.forward(tokens, &capture);
+    if (const std::optional<NonFinite> found = first_non_finite(capture.layers, logits))
+        std::cout << "The first value of the pass that is not finite: " << describe(*found) << " (" << found->count
+                  << " in that tensor)\n";
+}
 
 int run_verify(const VerifyOptions& options) {
     const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
@@ -80,6 +96,7 @@ int run_verify(const VerifyOptions& options) {
               << ids.size() << " tokens, " << build.platform << " build, " << build.compiler << "\n\n";
     const std::vector<CheckRecord> checks = run_checks(model, tokens);
     print_check_table(std::cout, checks);
+    print_first_non_finite(model, tokens, checks);
 
     if (trace_file) {
         const nlohmann::json trace = make_trace(model, weights, tokens, checks, build);

@@ -16,8 +16,8 @@ export interface ComparedTensor {
   shape: number[];
   precision: 'float32' | 'float64';  // the learner's array
   tolerance: { atol: number; rtol: number };
-  max_abs_error: number;
-  max_rel_error: number;
+  max_abs_error: number | null;      // null: unbounded (a value that is NaN or infinite on either side)
+  max_rel_error: number | null;
   mismatches: number;                // values outside atol + rtol |ours|
   agrees: boolean;
 }
@@ -29,8 +29,8 @@ export interface Divergence {
   /** ["sequence", "head", "position", "channel" | "key"] or ["sequence", "position", "channel" | "token"] */
   axes: string[];
   index: number[];                   // one entry per axis
-  ours: number;
-  theirs: number;
+  ours: number | 'nan' | 'inf' | '-inf';   // a value that is not finite is named, as JSON has no such numbers
+  theirs: number | 'nan' | 'inf' | '-inf';
   mismatches: number;
   /** The [T, columns] block holding the first diverging value: its sequence (and head), yours and ours. */
   block?: { theirs: number[][]; ours: number[][] };

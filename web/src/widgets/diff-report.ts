@@ -7,9 +7,9 @@ import { el } from '../lib/dom';
 import { count } from '../lib/words';
 import { formatError } from './trace-summary';
 
-/** As the CLI prints values (printf's %.3g): 3 significant digits. */
-function threeDigits(x: number): string {
-  return String(Number(x.toPrecision(3)));
+/** As the CLI prints values (printf's %.3g): 3 significant digits; "nan", "inf" or "-inf" as the report names them. */
+function threeDigits(x: number | string): string {
+  return typeof x === 'string' ? x : String(Number(x.toPrecision(3)));
 }
 
 
