@@ -39,12 +39,7 @@ CheckpointFiles open_files(const std::string& directory) {
     CheckpointFiles checkpoint;
 
     const std::string config_path = (dir / "config.json").string();
-    nlohmann::json config;
-    try {
-        config = nlohmann::json::parse(read_text_file(config_path));
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(config_path + " is not valid JSON");
-    }
+    const nlohmann::json config = read_json_file(config_path);
     checkpoint.config = config_from_hf_json(config);
     checkpoint.hf_config = config;
 
@@ -54,12 +49,7 @@ CheckpointFiles open_files(const std::string& directory) {
     if (fs::exists(single)) {
         shard_names.push_back("model.safetensors");
     } else if (fs::exists(index)) {
-        nlohmann::json map;
-        try {
-            map = nlohmann::json::parse(read_text_file(index.string()));
-        } catch (const nlohmann::json::exception&) {
-            throw InputError(index.string() + " is not valid JSON");
-        }
+        const nlohmann::json map = read_json_file(index.string());
         if (!map.contains("weight_map") || !map["weight_map"].is_object())
             throw InputError(index.string() + " has no weight_map object");
         std::set<std::string> unique;
@@ -117,22 +107,18 @@ Model<float> load_checkpoint(const std::string& directory) {
     return model_from_views(llama_views(checkpoint.config, checkpoint.tensors, directory));
 }
 
-void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype,
-                      const nlohmann::json& tokenizer_json, const nlohmann::json& config_patch) {
-    make_directory(directory);
-    const fs::path dir(directory);
+void write_checkpoint(OutputFolder& folder, const Model<float>& model, DType dtype, const nlohmann::json& tokenizer_json,
+                      const nlohmann::json& config_patch) {
     nlohmann::json config = hf_config_json(model.config, dtype);
     if (!config_patch.is_null()) config.merge_patch(config_patch);
-    write_file((dir / "config.json").string(), config.dump(2) + "\n");
-    if (!tokenizer_json.is_null()) write_file((dir / "tokenizer.json").string(), tokenizer_json.dump() + "\n");
+    write_file(folder.file("config.json"), config.dump(2) + "\n");
+    if (!tokenizer_json.is_null()) write_file(folder.file("tokenizer.json"), tokenizer_json.dump() + "\n");
 
     // The same bytes as hf_safetensors(model, dtype), one tensor in memory at a time.
-    const std::string path = (dir / "model.safetensors").string();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write '" + path + "'");
+    OutputFile out(folder.file("model.safetensors"));
     const std::vector<TensorSpec> specs = hf_tensor_specs(model.config);
     const std::vector<std::uint8_t> header = safetensors_header(specs, dtype, hf_safetensors_metadata());
-    out.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size()));
+    out.stream().write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size()));
     std::size_t index = 0;
     for_each_hf_tensor(model, [&](NamedTensor&& tensor) {
         if (index >= specs.size() || tensor.name != specs[index].name || tensor.shape != specs[index].shape)
@@ -140,10 +126,9 @@ void write_checkpoint(const std::string& directory, const Model<float>& model, D
         ++index;
         std::vector<std::uint8_t> bytes;
         encode_values(tensor.values, dtype, bytes);
-        out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        out.stream().write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     });
-    out.flush();
-    if (!out) throw InputError("cannot write '" + path + "' (disk full?)");
+    out.commit();
 }
 
 }  // namespace anatomy::native

@@ -33,9 +33,10 @@ Model<float> load_checkpoint(const std::string& directory);
 
 // Writes config.json, model.safetensors (streamed one tensor at a time, so a 1.1B
 // model needs no second copy in memory) and, when `tokenizer_json` is not null,
-// tokenizer.json into `directory`. `config_patch` (a JSON merge patch: null removes a
-// key) changes config.json, e.g. the special token ids of another vocabulary.
-void write_checkpoint(const std::string& directory, const Model<float>& model, DType dtype,
-                      const nlohmann::json& tokenizer_json, const nlohmann::json& config_patch = nullptr);
+// tokenizer.json into `folder` (each file whole: files.hpp). `config_patch` (a JSON
+// merge patch: null removes a key) changes config.json, e.g. the special token ids
+// of another vocabulary. The caller commits the folder.
+void write_checkpoint(OutputFolder& folder, const Model<float>& model, DType dtype, const nlohmann::json& tokenizer_json,
+                      const nlohmann::json& config_patch = nullptr);
 
 }  // namespace anatomy::native

@@ -1,6 +1,8 @@
 // attn: the command-line face of the Attention Anatomy core.
 // Exit codes: 0 success, 1 a check failed, 2 bad input (one line on stderr).
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <map>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -9,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands/commands.hpp"
+#include "interrupt.hpp"
 #include "tensor.hpp"
 
 namespace {
@@ -30,6 +33,7 @@ void keep_freed_blocks() {
 int main(int argc, char** argv) {
     using namespace anatomy::native;
     keep_freed_blocks();
+    install_interrupt_handlers();
     CLI::App app{"attn: verify, trace, train and export the Attention Anatomy decoder", "attn"};
     app.set_version_flag("--version", std::string("attn ") + ANATOMY_VERSION);
     app.require_subcommand(1);
@@ -48,6 +52,13 @@ int main(int argc, char** argv) {
 #endif
     };
 
+    // A first word that is no command fails here, before CLI11 would answer --help for it.
+    if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
+        std::cerr << "attn: unknown command '" << argv[1] << "' (the commands: ";
+        for (auto it = commands.begin(); it != commands.end(); ++it) std::cerr << (it == commands.begin() ? "" : ", ") << it->first;
+        std::cerr << "; see attn --help)\n";
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -63,6 +74,12 @@ int main(int argc, char** argv) {
         return commands.at(app.get_subcommands().front()->get_name())();
     } catch (const anatomy::InputError& e) {
         std::cerr << "attn: " << e.what() << "\n";
+        return 2;
+    } catch (const std::filesystem::filesystem_error& e) {  // a path the user gave that cannot be reached
+        std::cerr << "attn: cannot use '" << e.path1().string() << "': " << e.code().message() << "\n";
+        return 2;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "attn: out of memory: the machine cannot hold what this command needs (try smaller sizes)\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "attn: internal error: " << e.what() << "\n";

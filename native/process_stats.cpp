@@ -35,4 +35,20 @@ int cpu_threads() {
     return n == 0 ? 1 : int(n);
 }
 
+std::uint64_t available_memory_bytes() {
+    std::uint64_t available = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);)
+        if (line.rfind("MemAvailable:", 0) == 0) available = std::strtoull(line.c_str() + 13, nullptr, 10) * 1024;  // kB
+    // cgroup v2: the limit of this process's group, less what the group holds now.
+    std::ifstream limit_file("/sys/fs/cgroup/memory.max"), current_file("/sys/fs/cgroup/memory.current");
+    std::string limit_text, current_text;
+    if (limit_file >> limit_text && current_file >> current_text && limit_text != "max") {
+        const std::uint64_t limit = std::strtoull(limit_text.c_str(), nullptr, 10), current = std::strtoull(current_text.c_str(), nullptr, 10);
+        const std::uint64_t left = limit > current ? limit - current : 0;
+        if (available == 0 || left < available) available = left;
+    }
+    return available;
+}
+
 }  // namespace anatomy::native

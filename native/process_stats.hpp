@@ -17,5 +17,9 @@ std::array<double, 3> load_average();
 std::string cpu_name();
 // Hardware threads this process may run on.
 int cpu_threads();
+// Memory this process could still take, in bytes: the kernel's MemAvailable, or less
+// when a control group limits the process (memory.max less memory.current). 0 when
+// neither can be read.
+std::uint64_t available_memory_bytes();
 
 }  // namespace anatomy::native

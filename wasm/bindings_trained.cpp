@@ -194,6 +194,7 @@ public:
             request.ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
             request.generate = int_option(options, "generate", 0);
             request.stop_ids = {tokenizer_.bos_id()};  // run.c ends a story at BOS, as the native probe does
+            request.bos_id = tokenizer_.bos_id();
             request.head_patterns = bool_option(options, "head_patterns", false);
             PretrainedBackend backend(*model_, DType::f32);
             return run_probe(*model_, tokenizer_, request, backend);

@@ -274,7 +274,8 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
            {{"requested", request.generate},
             {"ids", generated},
             {"token_text", generated_text},
-            {"text", tokenizer.decode(decodable)},
+            // Read on from the prompt: its leading space kept, unless it starts the text (after BOS), as llama2.c prints it.
+            {"text", tokenizer.decode(decodable, request.ids.back() == request.bos_id)},
             {"stopped_at_eos", stopped}}},
           {"timing",
            {{"prefill_tokens", T},
@@ -288,7 +289,7 @@ nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tok
     };
     // 5. Optionally, what each head does (two more passes, each from an empty cache).
     if (request.head_patterns)
-        trace["probe"]["head_patterns"] = head_patterns_to_json(head_patterns(backend, request.ids, tokenizer.bos_id()));
+        trace["probe"]["head_patterns"] = head_patterns_to_json(head_patterns(backend, request.ids, request.bos_id));
     return trace;
 }
 

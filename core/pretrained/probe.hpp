@@ -36,6 +36,7 @@ struct ProbeRequest {
     std::vector<std::int32_t> ids;       // the prompt [T], BOS included when wanted
     int generate = 0;                    // greedy continuation length (0: none)
     std::vector<std::int32_t> stop_ids;  // end-of-sequence ids: the continuation stops after one
+    std::int32_t bos_id = -1;            // the beginning of text (-1: none), for head_patterns' induction pass
     DType cache_dtype = DType::f32;      // the CPU KV cache's precision (f32 or bf16)
     int top_k = 5;                       // how many next tokens to list
     bool head_patterns = false;          // add probe.head_patterns (lessons/head_patterns.hpp): two more passes

@@ -1,12 +1,14 @@
 #include "llama_tokenizer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <queue>
 
 #include <nlohmann/json.hpp>
 
 #include "../tensor.hpp"
+#include "utf8.hpp"
 
 namespace anatomy {
 namespace {
@@ -15,16 +17,11 @@ std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
     return (std::uint64_t(std::uint32_t(left)) << 32) | std::uint32_t(right);
 }
 
-// Splits UTF-8 text into code points (each as its bytes). Invalid sequences are
-// kept as single bytes; they then go through byte fallback like any unknown character.
+// Splits valid UTF-8 text into code points (each as its bytes).
 std::vector<std::string> utf8_characters(std::string_view text) {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < text.size();) {
-        const unsigned char c = static_cast<unsigned char>(text[i]);
-        std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-        if (i + length > text.size()) length = 1;
-        for (std::size_t k = 1; k < length; ++k)
-            if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) length = 1;
+        const std::size_t length = std::max<std::size_t>(1, utf8_sequence_length(text, i));
         out.emplace_back(text.substr(i, length));
         i += length;
     }
@@ -111,13 +108,15 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
     const bool as_is = j.contains("normalizer") && j["normalizer"].is_null() && j.contains("pre_tokenizer") &&
                        j["pre_tokenizer"].is_null();
     t.marks_spaces_ = !as_is;
-    auto special = [&](const char* name, std::int32_t fallback) {
+    // The special tokens are the pieces that name them; a vocabulary without one has
+    // none (-1), rather than an id that holds some other piece.
+    auto special = [&](const char* name) {
         const auto it = t.ids_.find(name);
-        return it != t.ids_.end() ? it->second : as_is ? -1 : fallback;
+        return it != t.ids_.end() ? it->second : -1;
     };
-    t.unk_id_ = special("<unk>", 0);
-    t.bos_id_ = special("<s>", 1);
-    t.eos_id_ = special("</s>", 2);
+    t.unk_id_ = special("<unk>");
+    t.bos_id_ = special("<s>");
+    t.eos_id_ = special("</s>");
     return t;
 }
 
@@ -135,22 +134,32 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
     std::int32_t max_length = 0;
     if (size < 4) throw fail("shorter than the tokenizer.bin header");
     read(&max_length, 4, 0);
+    // llama2.c's tokenizers have pieces of at most a few dozen bytes.
+    if (max_length < 1 || max_length > 65536)
+        throw fail("its first 4 bytes give a longest piece of " + std::to_string(max_length) +
+                   " bytes: not a llama2.c tokenizer.bin (they give 1 to 65,536)");
     LlamaTokenizer t;
     t.pieces_.resize(std::size_t(vocab_size));
     std::vector<float> scores(static_cast<std::size_t>(vocab_size));
     for (int id = 0; id < vocab_size; ++id) {
         std::int32_t length = 0;
         read(&scores[std::size_t(id)], 4, id);
+        if (!std::isfinite(scores[std::size_t(id)]))
+            throw fail("piece " + std::to_string(id) + " has a score that is not finite (" + std::to_string(scores[std::size_t(id)]) + ")");
         read(&length, 4, id);
         if (length < 0 || length > max_length)
             throw fail("piece " + std::to_string(id) + " has length " + std::to_string(length) + ", not 0 .. " +
                        std::to_string(max_length));
         std::string piece(std::size_t(length), '\0');
         read(piece.data(), std::size_t(length), id);
+        if (first_invalid_utf8(piece)) throw fail("piece " + std::to_string(id) + " is not UTF-8 (" + invalid_utf8_text(piece) + ")");
         piece = replace_all(piece, " ", space_marker);  // llama2.c's export wrote "▁" as ' '
         t.ids_.emplace(piece, id);  // the first id of a piece held twice wins, as llama2.c's lookup does
         t.pieces_[std::size_t(id)] = std::move(piece);
     }
+    if (at != size)
+        throw fail(std::to_string(size - at) + " bytes follow the model's " + std::to_string(vocab_size) +
+                   " pieces: the tokenizer has more pieces than the model's vocabulary (is it the tokenizer of this model?)");
     for (int b = 0; b < 256; ++b) {
         const auto it = t.ids_.find(byte_piece(b));
         t.byte_ids_[b] = it == t.ids_.end() ? -1 : it->second;
@@ -184,6 +193,7 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
 
 std::vector<std::int32_t> LlamaTokenizer::encode(std::string_view text, bool add_bos) const {
     if (text.empty()) return {};
+    if (first_invalid_utf8(text)) throw InputError("the text is not UTF-8: " + invalid_utf8_text(text));
     const std::vector<std::string> original = utf8_characters(text);
     const double length = utf16_length(original);
 
@@ -260,7 +270,7 @@ std::vector<std::int32_t> LlamaTokenizer::encode(std::string_view text, bool add
     return out;
 }
 
-std::string LlamaTokenizer::decode(const std::vector<std::int32_t>& ids) const {
+std::string LlamaTokenizer::decode(const std::vector<std::int32_t>& ids, bool starts_text) const {
     std::string bytes;
     for (std::int32_t id : ids) {
         if (id < 0 || std::size_t(id) >= pieces_.size()) throw InputError("token id " + std::to_string(id) + " is outside the vocabulary");
@@ -271,10 +281,10 @@ std::string LlamaTokenizer::decode(const std::vector<std::int32_t>& ids) const {
         else
             bytes += p;
     }
-    if (!marks_spaces_) return bytes;
+    if (!marks_spaces_) return utf8_with_replacements(bytes);
     std::string text = replace_all(bytes, space_marker, " ");
-    if (!text.empty() && text[0] == ' ') text.erase(0, 1);
-    return text;
+    if (starts_text && !text.empty() && text[0] == ' ') text.erase(0, 1);  // the space encode put before the text
+    return utf8_with_replacements(text);
 }
 
 const std::string& LlamaTokenizer::piece(std::int32_t id) const {

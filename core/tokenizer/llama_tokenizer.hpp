@@ -36,20 +36,26 @@ public:
     static LlamaTokenizer from_json(const nlohmann::json& tokenizer_json);
     // A llama2.c tokenizer.bin: int32 max_token_length, then for each of the model's
     // `vocab_size` ids a float32 score, an int32 length and the piece's bytes (spaces
-    // as ' ', ids 0, 1, 2 = unk, BOS, EOS, 3 .. 258 = <0x00> .. <0xFF>). llama2.c
+    // as ' ', ids 0, 1, 2 = unk, BOS, EOS, 3 .. 258 = <0x00> .. <0xFF>), and nothing
+    // after them (a file with more pieces is another model's tokenizer). llama2.c
     // encodes by repeatedly merging the adjacent pair whose merged piece scores
     // highest (the leftmost of equals); here every pair of pieces that forms a piece
     // becomes a merge ranked by that score, so encode() above does exactly that.
-    // Throws InputError, prefixed with `source`, for a file shorter than its vocabulary.
+    // Throws InputError, prefixed with `source`, for a file shorter or longer than the
+    // model's vocabulary, a piece that is not UTF-8, or a score that is not finite.
     static LlamaTokenizer from_llama2c(const std::uint8_t* bytes, std::size_t size, int vocab_size,
                                        const std::string& source);
 
     // Token ids for `text`; BOS first when `add_bos`. An empty text gives no ids at all.
-    // Throws InputError for a character the vocabulary cannot spell (no byte pieces, no <unk>).
+    // Throws InputError for text that is not UTF-8 (utf8.hpp), a character the
+    // vocabulary cannot spell (no byte pieces, no <unk>), or add_bos without a <s>.
     std::vector<std::int32_t> encode(std::string_view text, bool add_bos = true) const;
-    // Text for `ids`: byte tokens reassembled into UTF-8, "▁" back to spaces, the
-    // leading space dropped, special tokens (BOS, EOS, UNK) skipped.
-    std::string decode(const std::vector<std::int32_t>& ids) const;
+    // Text for `ids`: byte tokens reassembled into UTF-8 (a byte sequence cut short
+    // becomes U+FFFD, as Hugging Face decodes), "▁" back to spaces, special tokens
+    // (BOS, EOS, UNK) skipped. When `starts_text`, the leading space encode put before
+    // the text is dropped; a continuation (ids that follow others) keeps its first
+    // space, as llama2.c prints "because he" after "because".
+    std::string decode(const std::vector<std::int32_t>& ids, bool starts_text = true) const;
     // The vocabulary entry of one id, e.g. "▁the" or "<0x0A>".
     const std::string& piece(std::int32_t id) const;
     // One id as readable text: "▁the" -> " the", "<0x0A>" or a newline -> "\n" (for axis labels).
@@ -65,7 +71,7 @@ private:
     std::unordered_map<std::string, std::int32_t> ids_;      // piece -> id
     std::unordered_map<std::uint64_t, std::int32_t> ranks_;  // (left id, right id) -> merge rank, 1-based
     std::int32_t byte_ids_[256] = {};                        // byte -> <0xNN> id, -1 if absent
-    std::int32_t bos_id_ = 1, eos_id_ = 2, unk_id_ = 0;      // -1: the vocabulary has none
+    std::int32_t bos_id_ = -1, eos_id_ = -1, unk_id_ = -1;   // -1: the vocabulary has none
     bool marks_spaces_ = true;                               // " " + text, spaces as "▁"; false: text as it is
 };
 

@@ -65,17 +65,55 @@ StepResult Trainer::end_step(const std::vector<ShardGradients>& shards) {
 
 double Trainer::heldout_loss() const { return training_loss(model_, heldout_.tokens, heldout_.targets); }
 
+std::size_t trained_induction_length(const TrainingText& text, std::size_t context, std::size_t requested) {
+    const std::size_t longest = (context - 1) / 2;
+    const std::size_t distinct = std::size_t(std::max(0, text.vocab_size - text.first_id));  // characters to draw from
+    if (distinct < 2)
+        throw InputError("the text has " + std::to_string(distinct) + " distinct character" + (distinct == 1 ? "" : "s") +
+                         ": measuring induction heads needs a string of at least 2 different characters, written twice");
+    if (longest < 2)
+        throw InputError("a context of " + std::to_string(context) +
+                         " cannot hold the induction string twice after BOS (it needs a context of at least 5)");
+    if (requested == 1 || requested > std::min(longest, distinct))
+        throw InputError("the induction string must have 2 to " + std::to_string(std::min(longest, distinct)) + " characters (the context holds it twice up to " +
+                         std::to_string(longest) + ", the text has " + std::to_string(distinct) + " distinct characters)");
+    return requested ? requested : std::min({induction_length, longest, distinct});
+}
+
 nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context,
                                      std::size_t induction_R) {
     if (text.heldout.size() + 1 < context) throw InputError("trained_head_patterns: the held-out text is shorter than the context");
     std::vector<std::int32_t> ordinary = {text.bos_id};
     ordinary.insert(ordinary.end(), text.heldout.begin(), text.heldout.begin() + std::ptrdiff_t(context - 1));
-    const std::size_t longest = (context - 1) / 2;
-    if (induction_R == 1 || induction_R > longest)
-        throw InputError("the induction string must have 2 to " + std::to_string(longest) + " characters");
-    const std::size_t R = induction_R ? induction_R : std::min<std::size_t>(induction_length, longest);
+    const std::size_t R = trained_induction_length(text, context, induction_R);
     TinyBackend backend(model);
     return head_patterns_to_json(head_patterns(backend, ordinary, text.bos_id, R, 1, text.first_id));
+}
+
+TrainingMemory training_memory(const ModelConfig& c, const TrainingSettings& s, std::size_t text_characters,
+                               std::size_t threads) {
+    const double scalar = sizeof(float);
+    const double L = c.n_layers, D = c.hidden_size, F = c.ffn_size, V = c.vocab_size, Hq = c.n_heads, Hkv = c.n_kv_heads,
+                 dh = c.head_dim, T = double(s.batch.context);
+    const double parameters = V * D + D + L * (2 * D + D * Hq * dh + 2 * D * Hkv * dh + Hq * dh * D + 3 * D * F);
+    const std::size_t shards = shard_count(s.batch.windows);
+    TrainingMemory m;
+    m.weights = std::uint64_t(parameters * scalar * double(3 + shards));  // model, 2 moments, a gradient per shard
+
+    // One shard of b windows: what the forward keeps for the backward, and the backward's peak on top.
+    const double b = double(std::min(s.batch.windows, shard_windows));
+    const double map = b * Hq * T * T;                                      // one [b, Hq, T, T]
+    const double kept_per_layer = 2 * map + b * T * (6 * D + 3 * Hq * dh + 3 * Hkv * dh);
+    const double backward_peak = 3 * map + b * T * (3 * F + 4 * D) + T * T;
+    const double logits = 2 * b * T * V;
+    const double shard = L * kept_per_layer + backward_peak + logits;
+    const double step = shard * double(std::min<std::size_t>(std::max<std::size_t>(threads, 1), shards));
+    // The held-out evaluation: its windows at once, one layer's maps alive at a time.
+    const double e = double(std::min(s.heldout_count, std::max<std::size_t>(text_characters / 10, 1)));
+    const double evaluation = 3 * e * Hq * T * T + e * T * (6 * D + 3 * F + 2 * V);
+    m.activations = std::uint64_t(std::max(step, evaluation) * scalar);
+    m.text = std::uint64_t(text_characters) * (sizeof(std::int32_t) + 1);
+    return m;
 }
 
 nlohmann::json training_settings_json(const TrainingSettings& s) {

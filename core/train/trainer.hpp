@@ -76,13 +76,37 @@ private:
 // What the model's heads do (lessons/head_patterns.hpp), measured as the page and
 // the run's record report them: the ordinary text is BOS and the first context - 1
 // characters of the held-out part; the induction string has R characters, drawn
-// from the whole character vocabulary. R = 0 means min(32, (context - 1) / 2), the
-// longest that keeps both passes within the positions the model was trained on;
+// from the whole character vocabulary. R = 0 means the longest up to 32 that keeps
+// both passes within the positions the model was trained on ((context - 1) / 2) and
+// that the text's distinct characters can spell (trained_induction_length);
 // the page's training widget asks for 12, within the 8 to 16 its repeated windows
 // teach (a head that copies across those distances may not yet across 31).
 // Throws InputError for an R that does not fit twice in the context.
 nlohmann::json trained_head_patterns(const Model<float>& model, const TrainingText& text, std::size_t context,
                                      std::size_t induction_R = 0);
+// The R trained_head_patterns uses for `requested` (0: the longest that fits), so a
+// caller can check a text and a context before training on them. Throws InputError
+// for a text of fewer than 2 distinct characters, a context under 5, or a requested
+// R that the context or the characters cannot hold.
+std::size_t trained_induction_length(const TrainingText& text, std::size_t context, std::size_t requested = 0);
+
+// The memory a run needs at its peak, estimated from the shapes (float32 everywhere):
+//   weights        the model, AdamW's two moments, and one gradient per shard of a batch
+//   activations    the larger of a step and a held-out evaluation: a step computes
+//                  `threads` shards at once (train_steps.hpp), each keeping every layer's
+//                  [b, Hq, T, T] scores and probabilities for the backward plus three more
+//                  such maps while a layer's attention runs backward, and [b, T, D|F|V]
+//                  tensors; the evaluation runs its windows in one batch, three maps at once
+//   text           the text's characters as ids, and the text itself
+// The attention maps dominate at long contexts: 2 layers of 4 heads at context 2048 and
+// batch 32 on 2 threads need about 7.5 GB. test_training_memory (tests/cli) holds the
+// estimate to attn train's measured peak.
+struct TrainingMemory {
+    std::uint64_t weights = 0, activations = 0, text = 0;
+    std::uint64_t total() const { return weights + activations + text; }
+};
+TrainingMemory training_memory(const ModelConfig& config, const TrainingSettings& settings, std::size_t text_characters,
+                               std::size_t threads);
 
 // The training settings as JSON (for the record a run leaves beside its weights).
 nlohmann::json training_settings_json(const TrainingSettings& settings);

@@ -177,11 +177,14 @@ void print_memory_table(std::ostream& out, const json& report) {
     out << "\nA 4x longer sequence multiplies linear memory by 4 and quadratic memory by 16.\n";
 }
 
-void write_report_file(const std::string& path, const nlohmann::json& report) {
-    if (path.empty()) return;
-    std::ofstream file(path, std::ios::trunc);
-    file << report.dump(1) << "\n";
-    if (!file) throw InputError("cannot write the report to '" + path + "'");
+std::unique_ptr<OutputFile> open_report_file(const std::string& path) {
+    return path.empty() ? nullptr : std::make_unique<OutputFile>(path);
+}
+
+void write_report(std::unique_ptr<OutputFile>& file, const nlohmann::json& report) {
+    if (!file) return;
+    file->stream() << report.dump(1) << "\n";
+    file->commit();
 }
 
 }  // namespace anatomy::native

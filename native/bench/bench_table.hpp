@@ -2,10 +2,13 @@
 // every `attn bench` command can write.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "files.hpp"
 
 namespace anatomy::native {
 
@@ -20,6 +23,9 @@ void print_memory_table(std::ostream& out, const nlohmann::json& report);
 // Writes `report` (indented JSON) to `path`; nothing when `path` is empty. Throws
 // InputError when the file cannot be written (the commands call it once with an
 // empty object before the work, so a bad path fails in a second, not after it).
-void write_report_file(const std::string& path, const nlohmann::json& report);
+// The report file --out names (nothing when `path` is empty), made before the work so
+// that a bad path fails at once, and written whole with the report (files.hpp).
+std::unique_ptr<OutputFile> open_report_file(const std::string& path);
+void write_report(std::unique_ptr<OutputFile>& file, const nlohmann::json& report);
 
 }  // namespace anatomy::native

@@ -41,7 +41,7 @@ int run_cpu(const BenchCommandOptions& c) {
     if (!c.runs.empty()) o.max_runs = int(parse_decimal(c.runs, "--runs", 1, 1000));
     if (!c.reference_max_t.empty())
         o.reference_max_T = parse_decimal(c.reference_max_t, "--reference-max-t", 1, 1 << 20);
-    if (!c.out_path.empty()) write_report_file(c.out_path, nlohmann::json::object());  // a bad path fails before the work
+    std::unique_ptr<OutputFile> report_file = open_report_file(c.out_path);  // a bad path fails before the work
 
     nlohmann::json report = run_attention_bench(o, [](const std::string& line) { std::cerr << "bench: " << line << "\n"; });
     const bool ours_validated = bench_all_validated(report);
@@ -53,7 +53,7 @@ int run_cpu(const BenchCommandOptions& c) {
     } else {
         report["peers"] = {{"numpy", {{"skipped", "SKIPPED: --no-peers"}}}, {"torch", {{"skipped", "SKIPPED: --no-peers"}}}};
     }
-    write_report_file(c.out_path, report);
+    write_report(report_file, report);
     if (c.json)
         std::cout << report.dump(1) << "\n";
     else
@@ -65,9 +65,9 @@ int run_memory(const BenchCommandOptions& c) {
     MemoryOptions o;
     for (std::size_t T : parse_size_list(c.reference_t, "--reference-t")) o.runs.push_back({"reference", T});
     for (std::size_t T : parse_size_list(c.streaming_t, "--streaming-t")) o.runs.push_back({"streaming", T});
-    if (!c.out_path.empty()) write_report_file(c.out_path, nlohmann::json::object());
+    std::unique_ptr<OutputFile> report_file = open_report_file(c.out_path);
     const nlohmann::json report = run_memory_bench(o);
-    write_report_file(c.out_path, report);
+    write_report(report_file, report);
     if (c.json)
         std::cout << report.dump(1) << "\n";
     else

@@ -60,9 +60,9 @@ int run_attention(const GpuBenchFlags& f) {
     o.python = f.python;
     o.peers_script = project_file("native/bench/gpu_peers.py");
     require_gpu_device(o.device);  // before touching the output file
-    write_report_file(f.out_path, nlohmann::json::object());
+    std::unique_ptr<OutputFile> report_file = open_report_file(f.out_path);
     const nlohmann::json report = run_gpu_attention_bench(o);
-    write_report_file(f.out_path, report);
+    write_report(report_file, report);
     if (f.json) std::cout << report.dump(1) << "\n";
     else print_gpu_attention_table(std::cout, report);
     return gpu_bench_validated(report) ? 0 : 1;
@@ -80,9 +80,9 @@ int run_decode(const GpuBenchFlags& f) {
     if (!f.kv_heads.empty()) o.Hkv = kv_head_list(f.kv_heads);
     if (!f.runs.empty()) o.max_runs = int(parse_decimal(f.runs, "--runs", 1, 1000));
     require_gpu_device(o.device);
-    write_report_file(f.out_path, nlohmann::json::object());
+    std::unique_ptr<OutputFile> report_file = open_report_file(f.out_path);
     const nlohmann::json report = run_gpu_decode_bench(o);
-    write_report_file(f.out_path, report);
+    write_report(report_file, report);
     if (f.json) std::cout << report.dump(1) << "\n";
     else print_gpu_decode_table(std::cout, report);
     return gpu_bench_validated(report) ? 0 : 1;

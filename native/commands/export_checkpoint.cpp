@@ -1,7 +1,5 @@
 // attn export-checkpoint: write the deterministic model as a Hugging Face Llama
 // checkpoint, with a synthetic tokenizer.json of the same vocabulary size.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -38,18 +36,14 @@ std::string known_presets() {
     return known;
 }
 
-// DIR/model.bin and DIR/tokenizer.bin in llama2.c's formats, streamed.
-void write_llama2c_files(const std::string& directory, const Model<float>& model, int seq_len, int version) {
-    make_directory(directory);
-    const std::string path = (std::filesystem::path(directory) / "model.bin").string();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write '" + path + "'");
+// model.bin and tokenizer.bin in llama2.c's formats, the model streamed.
+void write_llama2c_files(OutputFolder& folder, const Model<float>& model, int seq_len, int version) {
+    OutputFile out(folder.file("model.bin"));
     write_llama2c(model, seq_len, version, [&](const std::vector<std::uint8_t>& bytes) {
-        out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        out.stream().write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     });
-    out.flush();
-    if (!out) throw InputError("cannot write '" + path + "' (disk full?)");
-    write_file((std::filesystem::path(directory) / "tokenizer.bin").string(), synthetic_tokenizer_bin(model.config.vocab_size));
+    out.commit();
+    write_file(folder.file("tokenizer.bin"), synthetic_tokenizer_bin(model.config.vocab_size));
 }
 
 int run_export(const ExportOptions& options) {
@@ -60,18 +54,22 @@ int run_export(const ExportOptions& options) {
     const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
     if (!options.layers.empty()) config->n_layers = int(parse_decimal(options.layers, "--layers", 1, 1000));
     const DType dtype = parse_dtype(options.dtype);
+    const bool llama2c = options.format == "llama2c";
+    if (llama2c && options.dtype != "float32") throw InputError("--format llama2c writes float32 (llama2.c version 0 and 1)");
+    const int seq_len = int(parse_decimal(options.seq_len, "--seq-len", 1, 1 << 20));
+    const int version = int(parse_decimal(options.version, "--llama2c-version", 0, 1));
+    OutputFolder folder(options.directory, false);
     const Model<float> model = random_model(*config, seed);
-    if (options.format == "llama2c") {
-        if (options.dtype != "float32") throw InputError("--format llama2c writes float32 (llama2.c version 0 and 1)");
-        const int seq_len = int(parse_decimal(options.seq_len, "--seq-len", 1, 1 << 20));
-        const int version = int(parse_decimal(options.version, "--llama2c-version", 0, 1));
-        write_llama2c_files(options.directory, model, seq_len, version);
+    if (llama2c) {
+        write_llama2c_files(folder, model, seq_len, version);
+        folder.commit();
         std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed
                   << ", llama2.c version " << version << ", seq_len " << seq_len << ") to " << options.directory
                   << "/{model.bin,tokenizer.bin}\n";
         return 0;
     }
-    write_checkpoint(options.directory, model, dtype, synthetic_tokenizer_json(config->vocab_size));
+    write_checkpoint(folder, model, dtype, synthetic_tokenizer_json(config->vocab_size));
+    folder.commit();
     std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed << ", "
               << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors,tokenizer.json}\n";
     return 0;

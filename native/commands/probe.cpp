@@ -42,6 +42,8 @@ struct ProbeOptions {
     std::string generate = "8";
     std::string threads = "1";
     std::string output;
+    bool output_given = false;
+    bool tokens_given = false;
 };
 
 WeightPrecision parse_precision(const std::string& name) {
@@ -99,11 +101,8 @@ int run_probe_command(const ProbeOptions& o) {
     if (o.prompt_given && !o.tokens.empty()) throw InputError("give either --prompt or --tokens, not both");
     if (o.chat && !o.tokens.empty()) throw InputError("--chat wraps a text prompt; it cannot be used with --tokens");
 
-    std::unique_ptr<std::ofstream> trace_file;  // opened first, so a bad path fails before the work
-    if (!o.output.empty()) {
-        trace_file = std::make_unique<std::ofstream>(o.output, std::ios::trunc);
-        if (!*trace_file) throw InputError("cannot write the trace to '" + o.output + "'");
-    }
+    std::unique_ptr<OutputFile> trace_file;  // made first, so a bad path fails before the work
+    if (o.output_given) trace_file = std::make_unique<OutputFile>(o.output);
 
     // The checkpoint: config, mapped shards, tokenizer, special ids.
     auto load_start = std::chrono::steady_clock::now();
@@ -184,9 +183,8 @@ int run_probe_command(const ProbeOptions& o) {
 
     print_probe_report(std::cout, trace);
     if (trace_file) {
-        *trace_file << trace.dump() << "\n";
-        trace_file->flush();
-        if (!*trace_file) throw InputError("cannot write the trace to '" + o.output + "'");
+        trace_file->stream() << trace.dump() << "\n";
+        trace_file->commit();
         std::cout << "Trace written to " << o.output << "\n";
     }
     return trace["all_checks_passed"].get<bool>() ? 0 : 1;
@@ -207,7 +205,8 @@ CommandRunner add_probe_command(CLI::App& app) {
     cmd->add_option("--dtype", o->dtype, "Weight precision: float32 or bfloat16 (activations are float32 in both)")->capture_default_str();
     cmd->add_option("--prompt", o->prompt, "Text to encode (BOS is added); a default sentence when neither this nor --tokens is given")
         ->each([o](const std::string&) { o->prompt_given = true; });
-    cmd->add_option("--tokens", o->tokens, "Comma-separated token ids, used as given (no BOS added)");
+    cmd->add_option("--tokens", o->tokens, "Comma-separated token ids, used as given (no BOS added)")
+        ->each([o](const std::string&) { o->tokens_given = true; });
     cmd->add_flag("--chat", o->chat, "Wrap the prompt in TinyLlama's chat template: <|user|>\\nTEXT</s>\\n<|assistant|>\\n");
     cmd->add_option("--generate", o->generate, "Greedy continuation length, decoded through the KV cache (0 to 4096)")->capture_default_str();
     cmd->add_option("--threads", o->threads,
@@ -217,7 +216,7 @@ CommandRunner add_probe_command(CLI::App& app) {
     cmd->add_flag("--head-patterns", o->head_patterns,
                   "Score every head's previous-token, first-token, self and induction pattern (two more passes: the prompt, "
                   "and BOS + 32 random ids written twice)");
-    cmd->add_option("--output", o->output, "Write the trace JSON here");
+    cmd->add_option("--output", o->output, "Write the trace JSON here")->each([o](const std::string&) { o->output_given = true; });
     return [o] { return run_probe_command(*o); };
 }
 

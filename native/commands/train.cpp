@@ -4,14 +4,15 @@
 // training.json: the command, the corpus's size and SHA-256, the settings, the
 // loss curve, the final losses and what each head does.
 //
-// Nothing is written until training ends: the folder is written beside its final
-// name and renamed into place, so an interrupted run (Ctrl+C, a kill) or a failed
-// write leaves no output at all.
+// Everything is checked before the first step: the output folder (created at once
+// beside its final name, and renamed into place only when training and writing are
+// done, so an interrupted run or a failed write leaves no output at all), the text,
+// the config, the memory the run needs against what the machine has, and that the
+// text can spell the induction measure the record ends with.
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -26,8 +27,11 @@
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
 #include "files.hpp"
+#include "json_input.hpp"
 #include "number_args.hpp"
+#include "number_text.hpp"
 #include "parallel_for.hpp"
+#include "process_stats.hpp"
 #include "tokenizer/character_vocabulary.hpp"
 #include "train/trainer.hpp"
 
@@ -42,9 +46,6 @@ struct TrainOptions {
     std::string repeat_fraction = "0", eval_every = "100", threads;
     std::string config;  // config.json keys over the tiny preset: a JSON object, or a file holding one
 };
-
-volatile std::sig_atomic_t interrupted = 0;
-void on_interrupt(int) { interrupted = 1; }
 
 std::string sha256_hex(const std::string& bytes) {
     unsigned char digest[EVP_MAX_MD_SIZE];
@@ -65,23 +66,23 @@ ModelConfig model_config(const std::string& overrides, int vocab_size) {
     if (overrides.empty()) return config_from_hf_json(config);
     const std::size_t first = overrides.find_first_not_of(" \t\n");
     const bool inline_json = first != std::string::npos && (overrides[first] == '{' || overrides[first] == '[');
-    nlohmann::json patch;
-    try {
-        patch = nlohmann::json::parse(inline_json ? overrides : read_text_file(overrides));
-    } catch (const nlohmann::json::parse_error&) {
-        throw InputError("--config: '" + overrides + "' is neither a JSON object nor a file holding one");
-    } catch (const InputError& e) {
-        throw InputError(std::string("--config: ") + e.what());
-    }
-    if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys, not " + patch.dump());
+    const nlohmann::json patch = inline_json ? parse_json(overrides, "--config") : read_json_file(overrides);
+    if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys, not " + json_kind(patch));
     for (const auto& [key, value] : patch.items()) {
         if (!config.contains(key)) throw InputError("--config: unknown config.json key '" + key + "'");
         if (key == "vocab_size") throw InputError("--config: vocab_size comes from the text's characters");
         if (key == "tie_word_embeddings" && value != true) throw InputError("--config: training needs a tied head");
+        // Each key keeps the kind of value the preset gives it: "64" is not a width.
+        const nlohmann::json& preset = config[key];
+        if (preset.is_number_integer() && !value.is_number_integer())
+            throw InputError("--config: " + key + " must be a whole number, not " + json_kind(value));
+        if (preset.is_number() && !value.is_number()) throw InputError("--config: " + key + " must be a number, not " + json_kind(value));
+        if (preset.is_string() && !value.is_string()) throw InputError("--config: " + key + " must be a string, not " + json_kind(value));
+        if (preset.is_boolean() && !value.is_boolean()) throw InputError("--config: " + key + " must be true or false, not " + json_kind(value));
     }
     config.merge_patch(patch);
     if (!patch.contains("head_dim") && (patch.contains("hidden_size") || patch.contains("num_attention_heads")))
-        config["head_dim"] = config["hidden_size"].get<int>() / std::max(1, config["num_attention_heads"].get<int>());
+        config["head_dim"] = config["hidden_size"].get<std::int64_t>() / std::max<std::int64_t>(1, config["num_attention_heads"].get<std::int64_t>());
     try {
         return config_from_hf_json(config);
     } catch (const InputError& e) {
@@ -125,26 +126,33 @@ int run_train(const TrainOptions& o) {
     const int threads = o.threads.empty() ? int(std::max(1u, std::thread::hardware_concurrency()))
                                           : int(parse_decimal(o.threads, "--threads", 1, 256));
 
-    // The output: a new folder, written beside its final name, renamed at the end.
-    const fs::path out(o.out);
-    if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
-        throw InputError("--out '" + o.out + "' already exists; give a new folder (or remove it)");
-    if (fs::is_directory(o.text)) throw InputError("--text '" + o.text + "' is a folder, not a text file");
+    // The output first: a new folder, made now beside its final name (a name that
+    // cannot be written fails before anything else), renamed into place at the end.
+    OutputFolder folder(o.out, true);
     const std::string text = read_text_file(o.text);
     const nlohmann::json tokenizer_json = character_tokenizer_json(text);  // empty, binary or not UTF-8: InputError
     const LlamaTokenizer tokenizer = LlamaTokenizer::from_json(tokenizer_json);
     TrainingText training = training_text(tokenizer, text, settings.batch.context);
     const std::size_t characters = training.train.size() + training.heldout.size();
     ModelConfig config = model_config(o.config, int(tokenizer.vocab_size()));
+    trained_induction_length(training, settings.batch.context);  // the record's induction measure: the text can spell it
+
+    // What the run will add to what this process holds already (the text, the code).
+    const TrainingMemory memory = training_memory(config, settings, characters, std::size_t(threads));
+    const std::uint64_t held = std::uint64_t(peak_rss_bytes()), needed = held + memory.total();
+    const std::uint64_t free = available_memory_bytes();  // 0: unknown
+    if (free > 0 && memory.total() > free)
+        throw InputError("this run needs about " + byte_size_text(needed) + " of memory (" + byte_size_text(memory.activations) +
+                         " of them attention maps and other activations at context " + std::to_string(settings.batch.context) +
+                         ", " + byte_size_text(memory.weights) + " weights and optimizer state); this machine has " +
+                         byte_size_text(held + free) + " for it: use a smaller --context, --batch or --threads, or a smaller model");
 
     Trainer trainer(config, std::move(training), settings);
     std::cerr << "attn train: " << thousands(double(characters)) << " characters (" << tokenizer.vocab_size() - 1
               << " distinct), " << config.n_layers << " layers, width " << config.hidden_size << ", "
               << settings.steps << " steps of " << settings.batch.windows << " x " << settings.batch.context << " tokens on "
-              << threads << (threads == 1 ? " thread" : " threads") << "\n";
+              << threads << (threads == 1 ? " thread" : " threads") << ", about " << byte_size_text(needed) << " of memory\n";
 
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
     const ParallelFor parallel = thread_parallel_for(threads, 1);
     const bool live = isatty(STDERR_FILENO);
     using clock = std::chrono::steady_clock;
@@ -160,11 +168,6 @@ int run_train(const TrainOptions& o) {
         const auto started = clock::now();
         last = trainer.step(parallel);
         training_seconds += std::chrono::duration<double>(clock::now() - started).count();
-        if (interrupted) {
-            std::cerr << (live ? "\n" : "") << "attn train: interrupted at step " << step << " of " << settings.steps
-                      << "; nothing written\n";
-            return 130;
-        }
         if (step <= recorded_steps) first_losses.push_back(last.loss), first_norms.push_back(last.gradient_norm);
         if (!std::isfinite(last.loss))
             throw InputError("the loss became " + std::to_string(last.loss) + " at step " + std::to_string(step) +
@@ -210,21 +213,12 @@ int run_train(const TrainOptions& o) {
         {"head_patterns", trained_head_patterns(trainer.model(), trainer.text(), settings.batch.context)},
     };
 
-    const fs::path partial = out.string() + ".partial-" + std::to_string(getpid());
-    try {
-        fs::remove_all(partial);
-        write_checkpoint(partial.string(), trainer.model(), DType::f32, tokenizer_json,
-                         {{"bos_token_id", tokenizer.bos_id()},
-                          {"eos_token_id", nullptr},
-                          {"max_position_embeddings", settings.batch.context}});  // the positions it was trained on
-        write_file((partial / "training.json").string(), record.dump(2) + "\n");
-        if (fs::exists(out)) fs::remove(out);  // the empty folder checked above
-        fs::rename(partial, out);
-    } catch (...) {
-        std::error_code ignored;
-        fs::remove_all(partial, ignored);
-        throw;
-    }
+    write_checkpoint(folder, trainer.model(), DType::f32, tokenizer_json,
+                     {{"bos_token_id", tokenizer.bos_id()},
+                      {"eos_token_id", nullptr},
+                      {"max_position_embeddings", settings.batch.context}});  // the positions it was trained on
+    write_file(folder.file("training.json"), record.dump(2) + "\n");
+    folder.commit();
     std::cerr << "attn train: held-out loss " << heldout << " nats per character after " << settings.steps << " steps ("
               << duration(training_seconds) << "); wrote " << o.out << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";
     return 0;

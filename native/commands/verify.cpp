@@ -8,6 +8,7 @@
 
 #include "build_info.hpp"
 #include "checkpoint_dir.hpp"
+#include "files.hpp"
 #include "commands.hpp"
 #include "cuda/gpu_verify.hpp"
 #include "model/token_batch.hpp"
@@ -28,6 +29,7 @@ struct VerifyOptions {
     std::string checkpoint;
     bool checkpoint_given = false;
     std::string trace_path;
+    bool trace_given = false;
     std::string device = "cpu";
 };
 
@@ -70,11 +72,8 @@ int run_verify(const VerifyOptions& options) {
     const TokenIds tokens = make_batch(ids, batch, model.config.vocab_size);
 
     // Open the trace file before the work, so a bad path fails fast.
-    std::unique_ptr<std::ofstream> trace_file;
-    if (!options.trace_path.empty()) {
-        trace_file = std::make_unique<std::ofstream>(options.trace_path, std::ios::trunc);
-        if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
-    }
+    std::unique_ptr<OutputFile> trace_file;
+    if (options.trace_given) trace_file = std::make_unique<OutputFile>(options.trace_path);
 
     const nlohmann::json weights = !options.checkpoint_given
                                        ? nlohmann::json{{"source", "seed"}, {"seed", seed}}
@@ -82,10 +81,9 @@ int run_verify(const VerifyOptions& options) {
     if (device >= 0) {  // the GPU checks (gpu_verify.cpp) instead of the CPU ones
         const std::string header = model.config.name + " model (" + source + "), batch " + options.batch + " x " +
                                    std::to_string(ids.size()) + " tokens";
-        const int status = run_verify_on_gpu(model, tokens, {device, header, weights, trace_file.get()});
+        const int status = run_verify_on_gpu(model, tokens, {device, header, weights, trace_file ? &trace_file->stream() : nullptr});
         if (trace_file) {
-            trace_file->flush();
-            if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
+            trace_file->commit();
             std::cout << "Trace written to " << options.trace_path << "\n";
         }
         return status;
@@ -100,9 +98,8 @@ int run_verify(const VerifyOptions& options) {
 
     if (trace_file) {
         const nlohmann::json trace = make_trace(model, weights, tokens, checks, build);
-        *trace_file << trace.dump() << "\n";
-        trace_file->flush();
-        if (!*trace_file) throw InputError("cannot write trace to '" + options.trace_path + "'");
+        trace_file->stream() << trace.dump() << "\n";
+        trace_file->commit();
         std::cout << "Trace written to " << options.trace_path << "\n";
     }
     return all_passed(checks) ? 0 : 1;
@@ -123,7 +120,8 @@ CommandRunner add_verify_command(CLI::App& app) {
     cmd->add_option("--checkpoint", options->checkpoint,
                     "Load weights from a Hugging Face Llama checkpoint folder instead of generating them")
         ->each([options](const std::string&) { options->checkpoint_given = true; });
-    cmd->add_option("--export-trace", options->trace_path, "Write the trace JSON (config, probabilities, logits, checks) here");
+    cmd->add_option("--export-trace", options->trace_path, "Write the trace JSON (config, probabilities, logits, checks) here")
+        ->each([options](const std::string&) { options->trace_given = true; });
     cmd->add_option("--device", options->device,
                     "cpu, or cuda[:N]: run the model and every GPU kernel on that device and compare with the CPU core")
         ->capture_default_str();
