@@ -98,13 +98,21 @@ void warn_of_non_finite_weights(const CheckpointFiles& checkpoint, const std::st
 
 CheckpointFiles open_checkpoint(const std::string& path) {
     CheckpointFiles checkpoint = open_files(path);
+    const HfCheckpointInfo info = hf_checkpoint_info(checkpoint.hf_config);
+    if (info.max_position_embeddings && *info.max_position_embeddings > 0) checkpoint.trained_positions = info.max_position_embeddings;
     warn_of_non_finite_weights(checkpoint, path);
     return checkpoint;
 }
 
-Model<float> load_checkpoint(const std::string& directory) {
-    const CheckpointFiles checkpoint = open_checkpoint(directory);
-    return model_from_views(llama_views(checkpoint.config, checkpoint.tensors, directory));
+LoadedCheckpoint load_checkpoint(const std::string& path) {
+    const CheckpointFiles checkpoint = open_checkpoint(path);
+    return {model_from_views(llama_views(checkpoint.config, checkpoint.tensors, path)), checkpoint.trained_positions};
+}
+
+void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path) {
+    if (trained && std::int64_t(positions) > *trained)
+        warn("this run reaches " + std::to_string(positions) + " positions, past the " + std::to_string(*trained) + " that '" + path +
+             "' was trained on (max_position_embeddings or seq_len): beyond them its predictions degrade");
 }
 
 void write_checkpoint(OutputFolder& folder, const Model<float>& model, DType dtype, const nlohmann::json& tokenizer_json,

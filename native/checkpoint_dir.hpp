@@ -5,6 +5,7 @@
 // fills `tensors` from its files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,25 @@ struct CheckpointFiles {
     nlohmann::json hf_config;           // config.json as read (a llama2.c file: {"max_position_embeddings": seq_len})
     std::vector<MappedFile> files;      // the mapped shards, kept alive with the views
     TensorViews tensors;                // every tensor of every shard, where it lies in `files`
+    // The positions the model was trained on: config.json's max_position_embeddings, a
+    // llama2.c file's seq_len; nothing when the checkpoint does not say.
+    std::optional<std::int64_t> trained_positions;
 };
 
 // Maps and validates every file; throws InputError naming the file and problem.
 // `path` is a Hugging Face folder, or a llama2.c checkpoint file (core/checkpoint/llama2c.hpp).
 CheckpointFiles open_checkpoint(const std::string& path);
 
-Model<float> load_checkpoint(const std::string& directory);
+// A checkpoint read into the tiny model's float32 form (attn verify, attn diff).
+struct LoadedCheckpoint {
+    Model<float> model;
+    std::optional<std::int64_t> trained_positions;
+};
+LoadedCheckpoint load_checkpoint(const std::string& path);
+
+// One warning line when a run reaches more positions than the checkpoint was trained
+// on: RoPE then rotates by angles the model never saw, and its predictions degrade.
+void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path);
 
 // Writes config.json, model.safetensors (streamed one tensor at a time, so a 1.1B
 // model needs no second copy in memory) and, when `tokenizer_json` is not null,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -79,12 +80,24 @@ std::size_t SafetensorsView::header_length(const std::uint8_t* bytes, std::size_
 
 SafetensorsView SafetensorsView::parse(const std::uint8_t* bytes, std::size_t size, const std::string& source) {
     const std::size_t header_size = header_length(bytes, size, source);
+    // A JSON object may repeat a key, and the parser keeps the last: a tensor named
+    // twice would be read from its second entry without a word. Each key of the
+    // header's top level is noted as it is read, and a repeat refused.
+    std::set<std::string> names;
+    std::string repeated;
+    const nlohmann::json::parser_callback_t note_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (depth == 1 && event == nlohmann::json::parse_event_t::key && !names.insert(parsed.get<std::string>()).second &&
+            repeated.empty())
+            repeated = parsed.get<std::string>();
+        return true;
+    };
     nlohmann::json header;
     try {
-        header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size);
+        header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_size, note_keys);
     } catch (const nlohmann::json::exception&) {
         throw InputError(source + ": header is not valid JSON");
     }
+    if (!repeated.empty()) throw InputError(source + ": the header names '" + repeated + "' twice");
     return from_header(header, bytes, size, source);
 }
 
@@ -129,11 +142,15 @@ SafetensorsView SafetensorsView::from_header(const nlohmann::json& header, const
         if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
             throw InputError(where + " has malformed data_offsets");
         const std::uint64_t begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
-        if (begin > end || end > view.data_size_)
+        if (begin > end)
+            throw InputError(where + " has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                             "]: its end comes before its start");
+        if (end > view.data_size_)
             throw InputError(where + " lies outside the file (offsets " + std::to_string(begin) + ".." + std::to_string(end) +
                              ", data section " + std::to_string(view.data_size_) + " bytes): file truncated?");
-        if (elements > std::numeric_limits<std::size_t>::max() / dtype_size(entry.dtype) ||
-            end - begin != elements * dtype_size(entry.dtype))
+        if (elements > std::numeric_limits<std::size_t>::max() / dtype_size(entry.dtype))
+            throw InputError(where + " has a shape of more values than memory can address");
+        if (end - begin != elements * dtype_size(entry.dtype))
             throw InputError(where + " has " + std::to_string(end - begin) + " bytes of data, but its shape and dtype need " +
                              std::to_string(elements * dtype_size(entry.dtype)));
         entry.begin = std::size_t(begin);

@@ -1,6 +1,8 @@
 #include "learner_file.hpp"
 
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "../checkpoint/safetensors.hpp"
 #include "../tensor.hpp"
@@ -24,9 +26,13 @@ struct Reader {
     }
 };
 
-std::size_t elements(const std::vector<std::size_t>& shape) {
+// The number of values a shape holds; nothing when it is more than memory can address.
+std::optional<std::size_t> elements(const std::vector<std::size_t>& shape) {
     std::size_t n = 1;
-    for (const std::size_t d : shape) n *= d;
+    for (const std::size_t d : shape) {
+        if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d) return std::nullopt;
+        n *= d;
+    }
     return n;
 }
 
@@ -72,6 +78,7 @@ LearnerTensor parse_npy(const std::uint8_t* p, std::size_t size, const std::stri
     bool digits = false;
     for (const char ch : shape.substr(1, shape.find(')') - 1)) {
         if (ch >= '0' && ch <= '9') {
+            if (dim > (std::numeric_limits<std::size_t>::max() - 9) / 10) throw InputError(what + ": the .npy header's shape is too large");
             dim = dim * 10 + std::size_t(ch - '0'), digits = true;
         } else if (ch == ',' && digits) {
             tensor.shape.push_back(dim), dim = 0, digits = false;
@@ -81,10 +88,13 @@ LearnerTensor parse_npy(const std::uint8_t* p, std::size_t size, const std::stri
     }
     if (digits) tensor.shape.push_back(dim);
 
-    const std::size_t n = elements(tensor.shape), scalar = tensor.float64 ? 8 : 4;
-    if ((size - data_at) / scalar < n)
-        throw InputError(what + ": shape " + shape_text(tensor.shape) + " needs " + std::to_string(n * scalar) + " bytes of data, the member has " +
-                         std::to_string(size - data_at));
+    const std::optional<std::size_t> count = elements(tensor.shape);
+    const std::size_t scalar = tensor.float64 ? 8 : 4;
+    if (!count || (size - data_at) / scalar < *count)
+        throw InputError(what + ": shape " + shape_text(tensor.shape) + " needs " +
+                         (count && *count <= std::numeric_limits<std::size_t>::max() / scalar ? std::to_string(*count * scalar) : "more") +
+                         " bytes of data, the member has " + std::to_string(size - data_at));
+    const std::size_t n = *count;
     tensor.values = decode_doubles(p + data_at, tensor.float64 ? DType::f64 : DType::f32, n);
     return tensor;
 }
@@ -102,6 +112,7 @@ Tensors read_npz(const std::uint8_t* bytes, std::size_t size, const std::string&
             break;
         }
     if (end_record == size) throw InputError(source + ": not a complete zip archive (no end-of-directory record)");
+    if (r.uint(end_record + 10, 2) == 0) throw InputError(source + " holds no arrays: an empty .npz (np.savez with nothing to save)");
     std::uint64_t count = r.uint(end_record + 10, 2), directory = r.uint(end_record + 16, 4);
     if (directory == 0xFFFFFFFF || count == 0xFFFF) {  // zip64: the counts are in the zip64 end record
         if (end_record < 20 || r.uint(end_record - 20, 4) != 0x07064b50) throw InputError(source + ": a zip64 archive without its locator");
@@ -160,7 +171,10 @@ Tensors read_safetensors(const std::uint8_t* bytes, std::size_t size, const std:
 
 std::map<std::string, LearnerTensor> read_learner_tensors(const std::uint8_t* bytes, std::size_t size,
                                                           const std::string& source) {
-    if (size >= 4 && bytes[0] == 'P' && bytes[1] == 'K' && bytes[2] == 3 && bytes[3] == 4) return read_npz(bytes, size, source);
+    if (size == 0) throw InputError(source + " is empty (0 bytes)");
+    // A zip archive starts with a member's local header (PK 3 4), or, empty, with its end record (PK 5 6).
+    if (size >= 4 && bytes[0] == 'P' && bytes[1] == 'K' && ((bytes[2] == 3 && bytes[3] == 4) || (bytes[2] == 5 && bytes[3] == 6)))
+        return read_npz(bytes, size, source);
     if (size >= 9 && bytes[8] == '{') return read_safetensors(bytes, size, source);
     throw InputError(source + ": neither a NumPy .npz archive nor a safetensors file");
 }

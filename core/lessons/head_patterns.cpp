@@ -96,10 +96,14 @@ std::int32_t first_ordinary_id(std::int32_t vocab_size) {
 HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& text_ids, std::int32_t bos_id,
                            std::size_t R, std::uint64_t seed, std::int32_t first_id) {
     if (text_ids.size() < 2) throw InputError("head patterns need a text of at least 2 tokens");
+    if (bos_id < 0) throw InputError("head patterns need a beginning-of-text token: this vocabulary has none");
     const std::int32_t V = backend.config().vocab_size;
+    const std::int32_t first = first_id < 0 ? first_ordinary_id(V) : first_id;
+    // The longest string up to induction_length that the ids can spell without repeating one.
+    if (R == 0) R = std::min<std::size_t>(induction_length, std::size_t(std::max(0, V - first)));
     HeadPatterns out;
     out.text_ids = text_ids;
-    out.induction_ids = repeated_random_ids(bos_id, first_id < 0 ? first_ordinary_id(V) : first_id, V, R, seed);
+    out.induction_ids = repeated_random_ids(bos_id, first, V, R, seed);
     out.induction_length = R;
     const std::vector<Tensor4<float>> text = pass_probs(backend, text_ids);
     out.patterns = {previous_token_scores(text), first_token_scores(text), self_scores(text),

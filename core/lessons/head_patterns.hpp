@@ -68,8 +68,11 @@ struct HeadPatterns {
 // Two passes through `backend` (each from an empty cache, batch 1): `text_ids` (at
 // least 2 ids), then repeated_random_ids(bos_id, first_id, V, R, seed); first_id -1
 // means first_ordinary_id(V) (a character vocabulary passes 1: everything after BOS).
+// R = 0 means induction_length, or fewer when [first_id, V) holds fewer ids (the
+// tiny model's 32-id vocabulary has 29 after unk, BOS and EOS). Throws InputError
+// when it holds fewer than 2, or without a BOS (bos_id < 0).
 HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& text_ids, std::int32_t bos_id,
-                           std::size_t R = induction_length, std::uint64_t seed = 1, std::int32_t first_id = -1);
+                           std::size_t R = 0, std::uint64_t seed = 1, std::int32_t first_id = -1);
 
 // {threshold, text_ids, induction_ids, induction_length, patterns: [{name, heads [L][Hq],
 //  uniform_baseline, strongest: {layer, head, score}, showing: [[layer, head], ...]}]}

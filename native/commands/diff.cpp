@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "diff/diff.hpp"
 #include "files.hpp"
+#include "number_args.hpp"
 #include "token_list.hpp"
 
 namespace anatomy::native {
@@ -22,7 +23,7 @@ struct DiffOptions {
     std::string checkpoint;
     std::string tokens;   // "1,2,3" or "1,2,3;4,5,6": one sequence per ';'
     std::string theirs;
-    std::size_t cached = 0;  // the first N tokens of each sequence through the KV cache first
+    std::string cached = "0";  // the first N tokens of each sequence through the KV cache first
     bool json = false;
 };
 
@@ -52,10 +53,10 @@ std::string number(const nlohmann::json& x) {
     return text;
 }
 
-void print_report(const nlohmann::json& r, const DiffOptions& o, std::size_t given) {
+void print_report(const nlohmann::json& r, const DiffOptions& o, std::size_t cached, std::size_t given) {
     const std::size_t B = r["tokens"].size(), T = r["tokens"][0].size();
     std::cout << "attn diff: " << o.theirs << " against " << o.checkpoint << ", " << B << (B == 1 ? " sequence" : " sequences") << " of " << T
-              << (T == 1 ? " token" : " tokens") << (o.cached ? " (the first " + std::to_string(o.cached) + " through the KV cache first)" : "")
+              << (T == 1 ? " token" : " tokens") << (cached ? " (the first " + std::to_string(cached) + " through the KV cache first)" : "")
               << ", " << given << (given == 1 ? " tensor" : " tensors") << " given\n";
     std::printf("  %-22s %-8s %11s %11s %17s  %s\n", "tensor", "dtype", "max |err|", "max rel", "atol, rtol", "");
     for (const nlohmann::json& c : r["compared"]) {
@@ -88,13 +89,16 @@ void print_report(const nlohmann::json& r, const DiffOptions& o, std::size_t giv
 }
 
 int run_diff(const DiffOptions& o) {
-    const Model<float> model = load_checkpoint(o.checkpoint);
+    const std::size_t cached = parse_decimal(o.cached, "--cached", 0, 1 << 20);
+    const LoadedCheckpoint checkpoint = load_checkpoint(o.checkpoint);
+    const Model<float>& model = checkpoint.model;
     const TokenIds tokens = parse_sequences(o.tokens, model.config.vocab_size);
+    warn_if_past_trained_positions(checkpoint.trained_positions, tokens.shape(1), o.checkpoint);
     const MappedFile file(o.theirs);
     const auto theirs = read_learner_tensors(file.data(), file.size(), o.theirs);
-    const nlohmann::json report = diff_report(model, tokens, theirs, o.cached);
+    const nlohmann::json report = diff_report(model, tokens, theirs, cached);
     if (o.json) std::cout << report.dump(2) << "\n";
-    else print_report(report, o, theirs.size());
+    else print_report(report, o, cached, theirs.size());
     return report["agrees"].get<bool>() ? 0 : 1;
 }
 

@@ -8,13 +8,13 @@
 //                                                 passes, 1 when any fails
 // NaN and infinities travel as the strings "NaN", "Infinity", "-Infinity" both ways.
 #include <iostream>
-#include <iterator>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "files.hpp"
+#include "json_input.hpp"
 #include "judge/judge.hpp"
 #include "tensor.hpp"
 
@@ -29,12 +29,8 @@ struct JudgeOptions {
 };
 
 nlohmann::json read_outputs(const std::string& path) {
-    const std::string text = path == "-" ? std::string(std::istreambuf_iterator<char>(std::cin), {}) : read_text_file(path);
-    try {
-        return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
-        throw InputError((path == "-" ? std::string("standard input") : path) + " is not valid JSON");
-    }
+    if (path != "-") return read_json_file(path);
+    return parse_json(read_standard_input(), "standard input");
 }
 
 int run_judge(const JudgeOptions& o) {

@@ -17,6 +17,7 @@
 #include "cuda/gpu_verify.hpp"
 #include "number_args.hpp"
 #include "parallel_for.hpp"
+#include "lessons/head_patterns.hpp"
 #include "pretrained/probe.hpp"
 #include "probe_report.hpp"
 #include "process_stats.hpp"
@@ -64,16 +65,11 @@ LlamaTokenizer load_tokenizer(const std::string& model, const std::string& given
         const MappedFile file(path);
         return LlamaTokenizer::from_llama2c(file.data(), file.size(), vocab_size, path);
     }
-    nlohmann::json j;
     try {
-        j = nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(path + " is not valid JSON");
-    }
-    try {
-        return LlamaTokenizer::from_json(j);
+        return LlamaTokenizer::from_json(read_json_file(path));
     } catch (const InputError& e) {
-        throw InputError(path + ": " + e.what());
+        const std::string message = e.what();
+        throw InputError(message.rfind(path, 0) == 0 ? message : path + ": " + message);
     }
 }
 
@@ -98,8 +94,8 @@ int run_probe_command(const ProbeOptions& o) {
     const WeightPrecision precision = parse_precision(o.dtype);
     const int generate = int(parse_decimal(o.generate, "--generate", 0, 4096));
     const int threads = int(parse_decimal(o.threads, "--threads", 1, 256));
-    if (o.prompt_given && !o.tokens.empty()) throw InputError("give either --prompt or --tokens, not both");
-    if (o.chat && !o.tokens.empty()) throw InputError("--chat wraps a text prompt; it cannot be used with --tokens");
+    if (o.prompt_given && o.tokens_given) throw InputError("give either --prompt or --tokens, not both");
+    if (o.chat && o.tokens_given) throw InputError("--chat wraps a text prompt; it cannot be used with --tokens");
 
     std::unique_ptr<OutputFile> trace_file;  // made first, so a bad path fails before the work
     if (o.output_given) trace_file = std::make_unique<OutputFile>(o.output);
@@ -115,19 +111,29 @@ int run_probe_command(const ProbeOptions& o) {
                          std::to_string(config.vocab_size));
     // llama2.c's tokenizers write BOS as "\n<s>\n", and its run.c ends a continuation at
     // BOS (= 1, which delimits stories), not at EOS.
-    const std::int32_t bos = special_id("bos_token_id", info.bos_token_id.value_or(tokenizer.bos_id()),
-                                        checkpoint.llama2c ? "" : "<s>", tokenizer, config);
+    // -1: neither config.json nor the tokenizer names one (a tokenizer.json without <s>).
+    const std::int32_t bos_given = info.bos_token_id.value_or(tokenizer.bos_id());
+    const std::int32_t bos = bos_given < 0 ? -1 : special_id("bos_token_id", bos_given, checkpoint.llama2c ? "" : "<s>", tokenizer, config);
     std::vector<std::int32_t> eos_ids = info.eos_token_ids;
-    if (eos_ids.empty()) eos_ids.push_back(checkpoint.llama2c ? bos : tokenizer.eos_id());
+    if (eos_ids.empty() && (checkpoint.llama2c ? bos : tokenizer.eos_id()) >= 0) eos_ids.push_back(checkpoint.llama2c ? bos : tokenizer.eos_id());
     for (std::int32_t id : eos_ids) special_id("eos_token_id", id, "", tokenizer, config);
+    if (bos < 0 && (!o.tokens_given || o.head_patterns))
+        throw InputError("the tokenizer has no <s> and config.json names no bos_token_id, so a text prompt (and --head-patterns) "
+                         "has no beginning-of-text token: give --tokens, or a bos_token_id in config.json");
+    if (o.chat && eos_ids.empty()) throw InputError("--chat needs an end-of-text token: the tokenizer has no </s> and config.json names no eos_token_id");
 
     std::vector<std::int32_t> ids;
     const std::string text = o.prompt_given ? o.prompt : default_prompt;
-    if (!o.tokens.empty()) ids = parse_token_list(o.tokens, config.vocab_size);
-    else ids = prompt_ids(tokenizer, text, o.chat, bos, eos_ids.front());
+    if (o.tokens_given) ids = parse_token_list(o.tokens, config.vocab_size);
+    else ids = prompt_ids(tokenizer, text, o.chat, bos, eos_ids.empty() ? -1 : eos_ids.front());
     if (ids.size() > max_probe_tokens)
         throw InputError("the prompt is " + std::to_string(ids.size()) + " tokens; the probe takes at most " +
                          std::to_string(max_probe_tokens) + " (the trace grows with layers x heads x tokens^2)");
+    // The positions the passes reach: the prompt, then each generated token but the last
+    // (fed back to predict the next); the induction pass of --head-patterns is BOS and 32 ids twice.
+    const std::size_t positions = std::max<std::size_t>(ids.size() + std::size_t(std::max(generate - 1, 0)),
+                                                        o.head_patterns ? 2 * induction_length + 1 : 0);
+    warn_if_past_trained_positions(checkpoint.trained_positions, positions, o.model);
 
     // The weights, in place (or, for bfloat16 from a wider file, converted and the file's pages dropped).
     const ReleaseBytes release = [&](const std::uint8_t* begin, std::size_t size) {
@@ -148,6 +154,7 @@ int run_probe_command(const ProbeOptions& o) {
     request.stop_ids = eos_ids;
     request.cache_dtype = precision == WeightPrecision::float32 ? DType::f32 : DType::bf16;
     request.head_patterns = o.head_patterns;
+    request.bos_id = bos;
     nlohmann::json trace = device < 0 ? run_probe(model, tokenizer, request)
                                       : run_probe_on_gpu(device, model, tokenizer, request);
 
@@ -162,8 +169,9 @@ int run_probe_command(const ProbeOptions& o) {
                       {"bos_token_id", bos},
                       {"eos_token_ids", eos_ids},
                       {"tokenizer_pieces", tokenizer.vocab_size()},
+                      {"trained_positions", checkpoint.trained_positions ? nlohmann::json(*checkpoint.trained_positions) : nlohmann::json(nullptr)},
                       {"shards", checkpoint.files.size()}};
-    probe["prompt"] = o.tokens.empty() ? nlohmann::json{{"source", "text"}, {"text", text}, {"chat", o.chat}, {"default", !o.prompt_given}}
+    probe["prompt"] = !o.tokens_given ? nlohmann::json{{"source", "text"}, {"text", text}, {"chat", o.chat}, {"default", !o.prompt_given}}
                                        : nlohmann::json{{"source", "ids"}, {"ids", o.tokens}};
     if (device < 0)  // the GPU's facts are already there
         probe["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", cpu_threads()}, {"threads_used", threads}};

@@ -22,25 +22,21 @@ struct TokenizeOptions {
 };
 
 LlamaTokenizer load_tokenizer(const std::string& path) {
-    nlohmann::json j;
+    const nlohmann::json j = read_json_file(path);
     try {
-        j = nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::exception&) {
-        throw InputError(path + " is not valid JSON");
+        return LlamaTokenizer::from_json(j);
+    } catch (const InputError& e) {
+        throw InputError(path + ": " + e.what());
     }
-    return LlamaTokenizer::from_json(j);
 }
 
 int run_tokenize(const TokenizeOptions& o) {
     if (o.text_given == !o.batch.empty()) throw InputError("tokenize takes either TEXT or --batch FILE");
     const LlamaTokenizer tokenizer = load_tokenizer(o.tokenizer);
+    if (!o.no_bos && tokenizer.bos_id() < 0)
+        throw InputError(o.tokenizer + " has no beginning-of-text token <s> to put first: give --no-bos");
     if (!o.batch.empty()) {
-        nlohmann::json texts;
-        try {
-            texts = nlohmann::json::parse(read_text_file(o.batch));
-        } catch (const nlohmann::json::exception&) {
-            throw InputError(o.batch + " is not valid JSON");
-        }
+        const nlohmann::json texts = read_json_file(o.batch);
         if (!texts.is_array()) throw InputError(o.batch + " must hold a JSON list of strings");
         nlohmann::json out = nlohmann::json::array();
         for (const nlohmann::json& text : texts) {

@@ -53,8 +53,12 @@ int run_verify(const VerifyOptions& options) {
     const int batch = int(parse_decimal(options.batch, "--batch", 1, max_batch));
     Model<float> model;
     std::string source;
+    std::optional<std::int64_t> trained_positions;
     if (options.checkpoint_given) {
-        model = load_checkpoint(options.checkpoint);
+        if (options.checkpoint.empty()) throw InputError("--checkpoint needs a folder or a llama2.c file");
+        LoadedCheckpoint loaded = load_checkpoint(options.checkpoint);
+        model = std::move(loaded.model);
+        trained_positions = loaded.trained_positions;
         source = "checkpoint " + options.checkpoint;
     } else {
         const std::optional<ModelConfig> config = preset_config(options.preset);
@@ -67,8 +71,8 @@ int run_verify(const VerifyOptions& options) {
         source = "seed " + std::to_string(seed);
     }
     const std::vector<std::int32_t> ids = parse_token_list(options.tokens, model.config.vocab_size);
-    if (options.checkpoint_given && options.checkpoint.empty()) throw InputError("--checkpoint needs a folder");
     if (ids.size() < 2) throw InputError("--tokens needs at least 2 ids: the checks compare positions");
+    if (options.checkpoint_given) warn_if_past_trained_positions(trained_positions, ids.size(), options.checkpoint);
     const TokenIds tokens = make_batch(ids, batch, model.config.vocab_size);
 
     // Open the trace file before the work, so a bad path fails fast.
