@@ -29,10 +29,17 @@ InputError file_error(const std::string& what, const std::string& path) {
     return InputError("cannot " + what + " '" + path + "': " + std::strerror(errno));
 }
 
+// Only regular files are read: a FIFO, /dev/zero or /dev/urandom would be read forever.
+InputError not_a_file(const std::string& path, const struct stat& info) {
+    return InputError("'" + path + "' is " + (S_ISDIR(info.st_mode) ? "a folder" : "not a regular file (a device, a FIFO or a socket)") +
+                      ": give a file");
+}
+
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw file_error("open", path);
     struct stat info {};
     if (::fstat(fd, &info) != 0) {
@@ -41,7 +48,7 @@ MappedFile::MappedFile(const std::string& path) {
     }
     if (!S_ISREG(info.st_mode)) {
         ::close(fd);
-        throw InputError("'" + path + "' is not a regular file");
+        throw not_a_file(path, info);
     }
     size_ = std::size_t(info.st_size);
     if (size_ > 0) {
@@ -102,8 +109,7 @@ std::string read_text_file(const std::string& path, std::size_t limit) {
     struct stat info {};
     if (path.empty()) throw InputError("a file name is empty");
     if (::stat(path.c_str(), &info) != 0) throw file_error("read", path);
-    if (S_ISDIR(info.st_mode)) throw InputError("'" + path + "' is a folder, not a file");
-    if (!S_ISREG(info.st_mode)) throw InputError("'" + path + "' is not a regular file (a device, a FIFO or a socket): give a file");
+    if (!S_ISREG(info.st_mode)) throw not_a_file(path, info);
     if (std::uint64_t(info.st_size) > limit)
         throw InputError("'" + path + "' (" + byte_size_text(std::uint64_t(info.st_size)) + ") is larger than the " + byte_size_text(limit) +
                          " this command reads");

@@ -14,12 +14,14 @@ inline std::string number_text(const char* pattern, double value) {
     return text;
 }
 
-// A size in bytes as a reader says it: "812 B", "140.3 kB", "2.1 MB", "30.6 GB".
-inline std::string byte_size_text(std::uint64_t bytes) {
-    if (bytes < 1000) return std::to_string(bytes) + " B";
-    if (bytes < 1000 * 1000) return number_text("%.1f kB", double(bytes) / 1e3);
-    if (bytes < 1000 * 1000 * 1000) return number_text("%.1f MB", double(bytes) / 1e6);
-    return number_text("%.1f GB", double(bytes) / 1e9);
+// A size in bytes as a reader says it: "812 B", "140.3 kB", "2.1 MB", "30.6 GB", "2.65 TB"
+// (a double, so that a size past any machine's, which a message may need to name, fits).
+inline std::string byte_size_text(double bytes) {
+    if (bytes < 1e3) return number_text("%.0f B", bytes);
+    if (bytes < 1e6) return number_text("%.1f kB", bytes / 1e3);
+    if (bytes < 1e9) return number_text("%.1f MB", bytes / 1e6);
+    if (bytes < 1e12) return number_text("%.1f GB", bytes / 1e9);
+    return number_text("%.3g TB", bytes / 1e12);
 }
 
 }  // namespace anatomy::native

@@ -1,10 +1,14 @@
 #include "process_stats.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
 
 #include <sys/resource.h>
+
+#include "number_text.hpp"
+#include "tensor.hpp"
 
 namespace anatomy::native {
 
@@ -49,6 +53,15 @@ std::uint64_t available_memory_bytes() {
         if (available == 0 || left < available) available = left;
     }
     return available;
+}
+
+void require_memory(double bytes, const std::string& what, const std::string& detail, const std::string& advice) {
+    const std::uint64_t free = available_memory_bytes(), held = std::uint64_t(std::max<std::int64_t>(peak_rss_bytes(), 0));
+    if (free == 0 || bytes <= double(free)) return;
+    const double needed = bytes + double(held);
+    throw InputError(what + " needs about " + byte_size_text(needed) +
+                     " of memory" + (detail.empty() ? "" : " (" + detail + ")") + "; this machine has " + byte_size_text(double(held + free)) +
+                     " for it: " + advice);
 }
 
 }  // namespace anatomy::native

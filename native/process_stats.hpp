@@ -21,5 +21,9 @@ int cpu_threads();
 // when a control group limits the process (memory.max less memory.current). 0 when
 // neither can be read.
 std::uint64_t available_memory_bytes();
+// Throws InputError when `bytes` more than this process holds will not fit in what the
+// machine has free: "WHAT needs about 30.6 GB of memory (DETAIL); this machine has
+// 24.7 GB for it: ADVICE". Nothing when the free memory cannot be read.
+void require_memory(double bytes, const std::string& what, const std::string& detail, const std::string& advice);
 
 }  // namespace anatomy::native

@@ -18,7 +18,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
-import { errorText, missingFunctionText, runCases } from '../web/src/exercises/runner.mjs';
+import { errorText, isUnprintable, missingFunctionText, runCases } from '../web/src/exercises/runner.mjs';
 
 const usage = 'usage: node tools/judge.mjs EXERCISE SOLUTION.js [--json] [--timeout SECONDS]  (or --list)';
 
@@ -231,6 +231,9 @@ async function main(argv) {
     const outputs = await runSolution({
       code, file, name, casesJson, count: exercise.cases, timeoutSeconds: options.timeoutSeconds,
     });
+    // A thrown value that cannot be turned into text: the judge cannot say what went wrong.
+    const unprintable = outputs.find((output) => isUnprintable(output.error));
+    if (unprintable) throw new UsageError(unprintable.error);
     const report = callCore(core, 'judgeOutputs', name, JSON.stringify(outputs));
     const titles = new Map(exercise.mistakes.map((m) => [m.id, m.title]));
     process.stdout.write((options.json ? JSON.stringify(report, null, 2) : readableReport(report, titles)) + '\n');

@@ -103,11 +103,19 @@ def attn_path():
 
 def call_attn(attn, *args, stdin=None):
     """Runs `attn judge ...`; returns (exit status, parsed stdout). Exit 2 is bad input."""
-    done = subprocess.run([attn, "judge", *args], input=stdin, capture_output=True, text=True)
+    try:
+        done = subprocess.run([attn, "judge", *args], input=stdin, capture_output=True, text=True, errors="replace")
+    except OSError as error:
+        raise UsageError(f"cannot run {attn}: {error.strerror or error}") from None
     if done.returncode not in (0, 1) or not done.stdout.strip():
         lines = done.stderr.strip().splitlines() or [f"attn judge exited with status {done.returncode}"]
         raise UsageError(lines[-1].removeprefix("attn: "))
-    return done.returncode, json.loads(done.stdout)
+    try:
+        return done.returncode, json.loads(done.stdout)
+    except ValueError:
+        first = done.stdout.strip().splitlines()[0][:60]
+        raise UsageError(f"{attn} printed something that is not JSON ({first!r}): is it this project's attn? "
+                         "Build it, or point $ATTN at build/native/native/attn") from None
 
 
 # ---------------------------------------------------------------- the solution's process
@@ -170,6 +178,8 @@ def run_solution(file, names, cases_json, count, timeout):
             elif kind == "failed":
                 fill(lambda i: message["error"])
                 break
+            elif kind == "unprintable":
+                raise UsageError(message["error"])
             elif kind == "done":
                 fill(lambda i: "no result")
                 break

@@ -10,6 +10,7 @@ learner's file, and writes one JSON message per line to what was its stdout:
     {"kind": "started"}                     NumPy imported, the cases read
     {"kind": "loaded"}                      the file ran and defines the function
     {"kind": "failed", "error": TEXT}       it did not (syntax error, exception, no function)
+    {"kind": "unprintable", "error": TEXT}  an exception whose message str() cannot give: the judge stops
     {"kind": "case", "index": I, "output": {"value": V} | {"error": TEXT}}
     {"kind": "done"}
 
@@ -171,13 +172,27 @@ def camel_case(name):
 
 # ---------------------------------------------------------------- errors
 
+class Unprintable(Exception):
+    """The learner's exception has a message that str() cannot produce: the judge
+    cannot say what went wrong, and stops (judge.py exits 2 with this text)."""
+
+
+def message_of(error):
+    """str(error), which runs the learner's __str__."""
+    try:
+        return str(error)
+    except BaseException as inner:
+        raise Unprintable(f"the solution raised {type(error).__name__}, whose message cannot be printed "
+                          f"(its __str__ raised {type(inner).__name__}): give it a message str() can print") from None
+
+
 def error_text(error, file):
     """"ValueError: ... (line 4)": what the report shows for an exception, with the
     innermost line of the learner's file that it passed through."""
     if isinstance(error, SyntaxError) and error.filename == file:
         where = f" (line {error.lineno}{f', column {error.offset}' if error.offset else ''})" if error.lineno else ""
         return f"{type(error).__name__}: {error.msg}{where}"
-    message = str(error)
+    message = message_of(error)
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
     if isinstance(error, RecursionError):
         text += " (endless recursion?)"
@@ -211,7 +226,10 @@ def main(argv):
             code = compile(source.read(), file, "exec")
         exec(code, module.__dict__)
     except BaseException as error:  # SystemExit and the like are the learner's too
-        post(kind="failed", error=error_text(error, file))
+        try:
+            post(kind="failed", error=error_text(error, file))
+        except Unprintable as unprintable:
+            post(kind="unprintable", error=str(unprintable))
         return
     name = next((name for name in names if name in module.__dict__), None)
     if name is None:
@@ -231,7 +249,11 @@ def main(argv):
         except WrongType as error:
             output = {"error": f"wrong type: {error}"}
         except BaseException as error:
-            output = {"error": error_text(error, file)}
+            try:
+                output = {"error": error_text(error, file)}
+            except Unprintable as unprintable:
+                post(kind="unprintable", error=str(unprintable))
+                return
         post(kind="case", index=index, output=output)
     post(kind="done")
 

@@ -85,6 +85,12 @@ std::optional<ModelConfig> preset_config(std::string_view name) {
     return std::nullopt;
 }
 
+double ModelConfig::parameter_count() const {
+    const double D = hidden_size, F = ffn_size, V = vocab_size, q = double(n_heads) * head_dim, kv = double(n_kv_heads) * head_dim;
+    const double layer = 2 * D + D * q + 2 * D * kv + q * D + 3 * D * F;
+    return V * D * (tie_embeddings ? 1 : 2) + D + double(n_layers) * layer;
+}
+
 std::string config_problem(const ModelConfig& c) {
     auto positive = [](int value) { return value > 0; };
     if (!positive(c.vocab_size)) return "vocab_size must be positive";

@@ -31,6 +31,10 @@ struct ModelConfig {
 
     // Query heads per KV head; query head h reads KV head h / kv_group().
     int kv_group() const { return n_heads / n_kv_heads; }
+    // Every weight: the embedding, per layer two norms, the q, k, v, o projections and
+    // the three of SwiGLU, the final norm, and lm_head unless it is tied (in double:
+    // a config may describe more than memory can hold, and a caller says so).
+    double parameter_count() const;
 };
 
 // The 2-layer, 32-wide demo model the page explains.

@@ -95,10 +95,10 @@ TrainingMemory training_memory(const ModelConfig& c, const TrainingSettings& s, 
     const double scalar = sizeof(float);
     const double L = c.n_layers, D = c.hidden_size, F = c.ffn_size, V = c.vocab_size, Hq = c.n_heads, Hkv = c.n_kv_heads,
                  dh = c.head_dim, T = double(s.batch.context);
-    const double parameters = V * D + D + L * (2 * D + D * Hq * dh + 2 * D * Hkv * dh + Hq * dh * D + 3 * D * F);
+    const double parameters = c.parameter_count();
     const std::size_t shards = shard_count(s.batch.windows);
     TrainingMemory m;
-    m.weights = std::uint64_t(parameters * scalar * double(3 + shards));  // model, 2 moments, a gradient per shard
+    m.weights = parameters * scalar * double(3 + shards);  // model, 2 moments, a gradient per shard
 
     // One shard of b windows: what the forward keeps for the backward, and the backward's peak on top.
     const double b = double(std::min(s.batch.windows, shard_windows));
@@ -111,8 +111,8 @@ TrainingMemory training_memory(const ModelConfig& c, const TrainingSettings& s, 
     // The held-out evaluation: its windows at once, one layer's maps alive at a time.
     const double e = double(std::min(s.heldout_count, std::max<std::size_t>(text_characters / 10, 1)));
     const double evaluation = 3 * e * Hq * T * T + e * T * (6 * D + 3 * F + 2 * V);
-    m.activations = std::uint64_t(std::max(step, evaluation) * scalar);
-    m.text = std::uint64_t(text_characters) * (sizeof(std::int32_t) + 1);
+    m.activations = std::max(step, evaluation) * scalar;
+    m.text = double(text_characters) * (sizeof(std::int32_t) + 1);
     return m;
 }
 

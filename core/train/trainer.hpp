@@ -102,8 +102,8 @@ std::size_t trained_induction_length(const TrainingText& text, std::size_t conte
 // batch 32 on 2 threads need about 7.5 GB. test_training_memory (tests/cli) holds the
 // estimate to attn train's measured peak.
 struct TrainingMemory {
-    std::uint64_t weights = 0, activations = 0, text = 0;
-    std::uint64_t total() const { return weights + activations + text; }
+    double weights = 0, activations = 0, text = 0;  // bytes (in double: a config may describe more than any machine holds)
+    double total() const { return weights + activations + text; }
 };
 TrainingMemory training_memory(const ModelConfig& config, const TrainingSettings& settings, std::size_t text_characters,
                                std::size_t threads);

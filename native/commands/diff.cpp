@@ -60,7 +60,8 @@ void print_report(const nlohmann::json& r, const DiffOptions& o, std::size_t cac
               << ", " << given << (given == 1 ? " tensor" : " tensors") << " given\n";
     std::printf("  %-22s %-8s %11s %11s %17s  %s\n", "tensor", "dtype", "max |err|", "max rel", "atol, rtol", "");
     for (const nlohmann::json& c : r["compared"]) {
-        const std::string status = c["agrees"].get<bool>() ? "agrees" : "DIVERGES (" + std::to_string(c["mismatches"].get<std::size_t>()) + " values)";
+        const std::size_t mismatches = c["mismatches"].get<std::size_t>();
+        const std::string status = c["agrees"].get<bool>() ? "agrees" : "DIVERGES (" + std::to_string(mismatches) + (mismatches == 1 ? " value)" : " values)");
         const std::string tol = number(c["tolerance"]["atol"]) + ", " + number(c["tolerance"]["rtol"]);
         std::printf("  %-22s %-8s %11s %11s %17s  %s\n", c["name"].get<std::string>().c_str(), c["precision"].get<std::string>().c_str(),
                     number(c["max_abs_error"]).c_str(), number(c["max_rel_error"]).c_str(), tol.c_str(), status.c_str());

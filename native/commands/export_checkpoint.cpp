@@ -7,6 +7,8 @@
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
 #include "number_args.hpp"
+#include "number_text.hpp"
+#include "process_stats.hpp"
 #include "tokenizer/synthetic_tokenizer.hpp"
 
 namespace anatomy::native {
@@ -58,6 +60,9 @@ int run_export(const ExportOptions& options) {
     if (llama2c && options.dtype != "float32") throw InputError("--format llama2c writes float32 (llama2.c version 0 and 1)");
     const int seq_len = int(parse_decimal(options.seq_len, "--seq-len", 1, 1 << 20));
     const int version = int(parse_decimal(options.version, "--llama2c-version", 0, 1));
+    // The model is made in float32 in memory, then written one tensor at a time.
+    require_memory(config->parameter_count() * sizeof(float), config->name + " with " + std::to_string(config->n_layers) + " layers",
+                   number_text("%.3g", config->parameter_count()) + " float32 weights", "use fewer --layers or a smaller --config");
     OutputFolder folder(options.directory, false);
     const Model<float> model = random_model(*config, seed);
     if (llama2c) {

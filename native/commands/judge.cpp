@@ -28,9 +28,13 @@ struct JudgeOptions {
     std::string outputs;  // a file, or "-" for standard input
 };
 
+// An exercise's outputs are a few kilobytes; 64 MB is room for any, and a bound on a
+// stream that never ends (/dev/zero given as standard input).
+constexpr std::size_t outputs_limit = std::size_t(64) << 20;
+
 nlohmann::json read_outputs(const std::string& path) {
-    if (path != "-") return read_json_file(path);
-    return parse_json(read_standard_input(), "standard input");
+    if (path != "-") return read_json_file(path, outputs_limit);
+    return parse_json(read_standard_input(outputs_limit), "standard input");
 }
 
 int run_judge(const JudgeOptions& o) {

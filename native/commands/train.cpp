@@ -139,19 +139,16 @@ int run_train(const TrainOptions& o) {
 
     // What the run will add to what this process holds already (the text, the code).
     const TrainingMemory memory = training_memory(config, settings, characters, std::size_t(threads));
-    const std::uint64_t held = std::uint64_t(peak_rss_bytes()), needed = held + memory.total();
-    const std::uint64_t free = available_memory_bytes();  // 0: unknown
-    if (free > 0 && memory.total() > free)
-        throw InputError("this run needs about " + byte_size_text(needed) + " of memory (" + byte_size_text(memory.activations) +
-                         " of them attention maps and other activations at context " + std::to_string(settings.batch.context) +
-                         ", " + byte_size_text(memory.weights) + " weights and optimizer state); this machine has " +
-                         byte_size_text(held + free) + " for it: use a smaller --context, --batch or --threads, or a smaller model");
+    require_memory(memory.total(), "this run",
+                   byte_size_text(memory.activations) + " of them attention maps and other activations at context " +
+                       std::to_string(settings.batch.context) + ", " + byte_size_text(memory.weights) + " weights and optimizer state",
+                   "use a smaller --context, --batch or --threads, or a smaller model");
 
     Trainer trainer(config, std::move(training), settings);
     std::cerr << "attn train: " << thousands(double(characters)) << " characters (" << tokenizer.vocab_size() - 1
               << " distinct), " << config.n_layers << " layers, width " << config.hidden_size << ", "
               << settings.steps << " steps of " << settings.batch.windows << " x " << settings.batch.context << " tokens on "
-              << threads << (threads == 1 ? " thread" : " threads") << ", about " << byte_size_text(needed) << " of memory\n";
+              << threads << (threads == 1 ? " thread" : " threads") << ", about " << byte_size_text(memory.total() + double(peak_rss_bytes())) << " of memory\n";
 
     const ParallelFor parallel = thread_parallel_for(threads, 1);
     const bool live = isatty(STDERR_FILENO);

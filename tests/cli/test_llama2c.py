@@ -158,7 +158,11 @@ class Llama2c(AttnTestCase):
                 ids = llama2c_numpy.encode(prompt, pieces, scores)
                 self.assertEqual(trace["tokens"][0], ids)
                 self.assertEqual(trace["probe"]["continuation"]["ids"], llama2c_numpy.greedy(model, ids, len(ids) - 1 + 12))
-                self.assertIn("All 12 checks passed.", self.ok("verify", "--checkpoint", model))
+                # stories15M's 6 query heads each have a KV head of their own: h2 (heads sharing a KV head
+                # attend differently) has nothing to compare and is left out.
+                table = self.ok("verify", "--checkpoint", model)
+                self.assertIn("All 11 checks passed.", table)
+                self.assertNotIn("\nh2 ", table)
 
     def test_export_refuses_what_llama2c_cannot_hold(self):
         self.fails(["export-checkpoint", self.path("x"), "--config", "tiny", "--format", "llama2c"], "interleaved")

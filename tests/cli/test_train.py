@@ -145,17 +145,41 @@ class Train(AttnTestCase):
         self.assertEqual(os.listdir(out), ["keep.txt"])
 
     def test_interrupted_run_leaves_no_output(self):
-        text, out = self.write_text("text.txt", generated_text(20000)), self.path("model")
-        run = subprocess.Popen([ATTN, "train", "--text", text, "--out", out, "--steps", "1000000", "--context", "32",
-                                "--batch", "8", "--eval-every", "1000000"], stderr=subprocess.PIPE, text=True)
-        self.assertIn("attn train:", run.stderr.readline())   # the banner
-        self.assertIn("step 1/", run.stderr.readline())        # the first progress line: training has begun
-        time.sleep(0.3)
+        # SIGINT and SIGTERM end the run at once, with a shell's status for the signal
+        # (128 + its number), and leave no output: not the folder, not its partial twin.
+        text = self.write_text("text.txt", generated_text(20000))
+        for sig, status, word in [(signal.SIGINT, 130, "interrupted (SIGINT)"), (signal.SIGTERM, 143, "terminated (SIGTERM)")]:
+            with self.subTest(signal=sig.name):
+                out = self.path("model")
+                run = subprocess.Popen([ATTN, "train", "--text", text, "--out", out, "--steps", "1000000", "--context", "32",
+                                        "--batch", "8", "--eval-every", "1000000"], stderr=subprocess.PIPE, text=True)
+                self.assertIn("attn train:", run.stderr.readline())   # the banner
+                self.assertIn("step 1/", run.stderr.readline())        # the first progress line: training has begun
+                self.assertTrue(os.path.isdir(out + ".partial-%d" % run.pid), "the folder is made beside its name at the start")
+                time.sleep(0.3)
+                run.send_signal(sig)
+                rest = run.stderr.read()
+                run.stderr.close()
+                self.assertEqual(run.wait(timeout=60), status, rest)
+                self.assertIn(word, rest)
+                self.assertIn("no file was left half-written", rest)
+                self.assertEqual(len(rest.strip().splitlines()), 1, rest)
+                self.assertFalse(os.path.exists(out))
+                self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("model")], [])
+
+    def test_interrupt_inside_a_long_step_is_honoured_within_a_second(self):
+        # One step at context 1024 and batch 16 takes several seconds here; the signal
+        # must not wait for it to end.
+        text, out = self.write_text("text.txt", generated_text(40000)), self.path("model")
+        run = subprocess.Popen([ATTN, "train", "--text", text, "--out", out, "--steps", "100", "--context", "1024",
+                                "--batch", "16", "--threads", "1", "--eval-every", "1000000"], stderr=subprocess.PIPE, text=True)
+        self.assertIn("attn train:", run.stderr.readline())  # checked and begun: the first step is running
+        time.sleep(0.5)
+        sent = time.monotonic()
         run.send_signal(signal.SIGINT)
-        rest = run.stderr.read()
-        self.assertEqual(run.wait(timeout=60), 130, rest)
-        self.assertIn("interrupted at step", rest)
-        self.assertIn("nothing written", rest)
+        self.assertEqual(run.wait(timeout=60), 130)
+        self.assertLess(time.monotonic() - sent, 1.0)
+        run.stderr.close()
         self.assertFalse(os.path.exists(out))
         self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("model")], [])
 

@@ -5,6 +5,7 @@ export type CaseOutput = { value: JudgeValue } | { error: string };
 
 export declare function errorLocation(error: unknown, file: string, lineOffset?: number): { line: number; column: number } | null;
 export declare function errorText(error: unknown, file: string, lineOffset?: number): string;
+export declare function isUnprintable(text: unknown): boolean;
 export declare function missingFunctionText(name: string, found: unknown): string;
 export declare function runCases(
   fn: (...args: unknown[]) => unknown,

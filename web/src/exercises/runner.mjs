@@ -23,8 +23,34 @@ export function errorLocation(error, file, lineOffset = 0) {
   return { line: Number(match[1]) - lineOffset, column: Number(match[2]) };
 }
 
-/** "TypeError: x is not iterable (line 4, column 9)": what the report shows for a thrown value. */
+/** How errorText starts for a thrown value it cannot turn into text (isUnprintable). */
+const UNPRINTABLE = 'the solution threw a value that cannot be printed';
+
+/**
+ * "TypeError: x is not iterable (line 4, column 9)": what the report shows for a thrown
+ * value. Never throws: a value whose message, name or text itself throws (a getter
+ * that throws, Object.create(null)) is named as one that cannot be printed.
+ */
 export function errorText(error, file, lineOffset = 0) {
+  try {
+    return describeThrown(error, file, lineOffset);
+  } catch (inner) {
+    let kind;
+    try {
+      kind = inner instanceof Error ? String(inner.name) : typeof inner;
+    } catch {
+      kind = 'an exception';
+    }
+    return `${UNPRINTABLE} (turning it into text threw ${kind}): throw an Error with a message`;
+  }
+}
+
+/** True for errorText's words about a value it could not print: the command-line judge stops on one. */
+export function isUnprintable(text) {
+  return typeof text === 'string' && text.startsWith(UNPRINTABLE);
+}
+
+function describeThrown(error, file, lineOffset) {
   let text;
   if (error instanceof WrongTypeError) return `wrong type: ${error.message}`;
   if (error && typeof error === 'object' && 'message' in error) {
