@@ -11,6 +11,7 @@
 #include "checkpoint/hf_llama.hpp"
 #include "checkpoint/llama2c.hpp"
 #include "checkpoint/model_from_views.hpp"
+#include "json_input.hpp"
 #include "warning.hpp"
 
 namespace anatomy::native {
@@ -119,8 +120,8 @@ void write_checkpoint(OutputFolder& folder, const Model<float>& model, DType dty
                       const nlohmann::json& config_patch) {
     nlohmann::json config = hf_config_json(model.config, dtype);
     if (!config_patch.is_null()) config.merge_patch(config_patch);
-    write_file(folder.file("config.json"), config.dump(2) + "\n");
-    if (!tokenizer_json.is_null()) write_file(folder.file("tokenizer.json"), tokenizer_json.dump() + "\n");
+    write_file(folder.file("config.json"), json_text(config, 2) + "\n");
+    if (!tokenizer_json.is_null()) write_file(folder.file("tokenizer.json"), json_text(tokenizer_json) + "\n");
 
     // The same bytes as hf_safetensors(model, dtype), one tensor in memory at a time.
     OutputFile out(folder.file("model.safetensors"));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "json_input.hpp"
 #include "verify/checks.hpp"
 #include "number_text.hpp"
 #include "verify_table.hpp"
@@ -72,7 +73,7 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
         << precision["kv_cache"].get<std::string>() << "\n\n";
 
     out << "prompt (" << trace["tokens"][0].size() << " tokens):";
-    for (const nlohmann::json& text : trace["token_text"][0]) out << " " << text.dump();
+    for (const nlohmann::json& text : trace["token_text"][0]) out << " " << json_text(text);
     out << "\n\nweights per layer, as stored [out, in]:";
     for (const char* name : {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "input_layernorm",
                              "post_attention_layernorm"})
@@ -114,10 +115,10 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
     if (p.contains("head_patterns")) print_head_patterns(out, p["head_patterns"]);
     out << "\nnext token:";
     for (const nlohmann::json& t : p["top_next"])
-        out << "  " << t["token_text"].dump() << " " << number_text("%.3f", t["probability"].get<double>());
+        out << "  " << json_text(t["token_text"]) << " " << number_text("%.3f", t["probability"].get<double>());
     const nlohmann::json& cont = p["continuation"];
     out << "\ncontinuation (" << cont["ids"].size() << " of " << cont["requested"] << " tokens"
-        << (cont["stopped_at_eos"].get<bool>() ? ", stopped at EOS" : "") << "): " << cont["text"].dump() << "\n\n";
+        << (cont["stopped_at_eos"].get<bool>() ? ", stopped at EOS" : "") << "): " << json_text(cont["text"]) << "\n\n";
 
     const nlohmann::json& t = p["timing"];
     out << "time: load " << number_text("%.2f s", t["load_seconds"].get<double>()) << "; prefill " << t["prefill_tokens"] << " tokens in one pass "

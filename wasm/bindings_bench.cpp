@@ -10,18 +10,14 @@
 
 #include "bench/attention_bench.hpp"
 #include "json_args.hpp"
+#include "json_input.hpp"
 
 namespace anatomy::wasm {
 namespace {
 
 std::string bench_cpu_json(const std::string& options_json) {
     return json_or_error([&] {
-        json options;
-        try {
-            options = json::parse(options_json.empty() ? "{}" : options_json);
-        } catch (const json::parse_error& e) {
-            throw InputError(std::string("bench options are not valid JSON: ") + e.what());
-        }
+        const json options = parse_json(options_json.empty() ? "{}" : options_json, "the bench options");
         return run_attention_bench(bench_options_from_json(options));
     });
 }

@@ -7,6 +7,7 @@
 #include <emscripten/bind.h>
 
 #include "json_args.hpp"
+#include "json_input.hpp"
 #include "judge/judge.hpp"
 
 namespace anatomy::wasm {
@@ -22,13 +23,7 @@ std::string judge_cases(const std::string& exercise) {
 
 std::string judge_outputs(const std::string& exercise, const std::string& outputs_json) {
     return json_or_error([&] {
-        json outputs;
-        try {
-            outputs = json::parse(outputs_json);
-        } catch (const json::parse_error& e) {
-            throw InputError(std::string("outputs are not valid JSON: ") + e.what());
-        }
-        return judge::judge_outputs(exercise, outputs);
+        return judge::judge_outputs(exercise, parse_json(outputs_json, "the outputs"));
     });
 }
 

@@ -4,6 +4,8 @@
 #include <limits>
 #include <optional>
 
+#include "json_input.hpp"
+
 namespace anatomy::wasm {
 
 namespace {
@@ -65,12 +67,7 @@ json json_from_js_at(const emscripten::val& value, int depth) {
 
 // Parses `text` as a JSON object and rejects keys outside `known`.
 json parse_options(const std::string& text, std::initializer_list<const char*> known) {
-    json options;
-    try {
-        options = json::parse(text.empty() ? std::string("{}") : text);
-    } catch (const json::parse_error& e) {
-        throw InputError(std::string("options are not valid JSON: ") + e.what());
-    }
+    const json options = parse_json(text.empty() ? std::string("{}") : text, "the options");
     require_known_options(options, known);
     return options;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xmanipulation.hpp>
 
+#include "../json_input.hpp"
 #include "model_from_views.hpp"
 
 namespace anatomy {
@@ -116,7 +117,7 @@ ModelConfig config_from_hf_json(const nlohmann::json& j) {
     // A field that, when present, must hold `expected` for the model we run.
     auto require_value = [&](const char* key, const nlohmann::json& expected, const char* why) {
         if (j.contains(key) && !j[key].is_null() && j[key] != expected)
-            throw InputError(std::string("config.json: ") + key + " is " + j[key].dump() + ", but " + why);
+            throw InputError(std::string("config.json: ") + key + " is " + json_excerpt(j[key]) + ", but " + why);
     };
     ModelConfig c;
     if (j.contains("_name_or_path") && !j["_name_or_path"].is_string())
@@ -124,17 +125,17 @@ ModelConfig config_from_hf_json(const nlohmann::json& j) {
     c.name = j.value("_name_or_path", std::string("checkpoint"));
     if (c.name.empty()) c.name = "checkpoint";
     if (j.contains("model_type") && j["model_type"] != "llama")
-        throw InputError("config.json: model_type is " + j["model_type"].dump() + ", expected \"llama\"");
+        throw InputError("config.json: model_type is " + json_excerpt(j["model_type"]) + ", expected \"llama\"");
     if (j.contains("architectures")) {
         const nlohmann::json& a = j["architectures"];
         if (!a.is_array() || std::find(a.begin(), a.end(), nlohmann::json("LlamaForCausalLM")) == a.end())
-            throw InputError("config.json: architectures is " + a.dump() + ", expected [\"LlamaForCausalLM\"]");
+            throw InputError("config.json: architectures is " + json_excerpt(a) + ", expected [\"LlamaForCausalLM\"]");
     }
     require_value("hidden_act", "silu", "this decoder's feed-forward is SwiGLU (silu)");
     require_value("attention_bias", false, "this decoder's projections have no bias");
     require_value("mlp_bias", false, "this decoder's projections have no bias");
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-        throw InputError("config.json: rope_scaling " + j["rope_scaling"].dump() + " is not supported (plain RoPE only)");
+        throw InputError("config.json: rope_scaling " + json_excerpt(j["rope_scaling"]) + " is not supported (plain RoPE only)");
     c.vocab_size = integer("vocab_size");
     c.hidden_size = integer("hidden_size");
     c.n_layers = integer("num_hidden_layers");
@@ -161,7 +162,7 @@ HfCheckpointInfo hf_checkpoint_info(const nlohmann::json& j) {
     auto token_id = [&](const nlohmann::json& value, const char* key) {
         if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<std::int64_t>() > INT32_MAX)
             throw InputError(std::string("config.json: ") + key + " must be a non-negative integer (or a list of them), not " +
-                             value.dump());
+                             json_excerpt(value));
         return std::int32_t(value.get<std::int64_t>());
     };
     if (j.contains("architectures") && j["architectures"].is_array())

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../json_input.hpp"
 #include "../tensor.hpp"
 #include "utf8.hpp"
 
@@ -60,8 +61,8 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
     if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
         throw InputError("tokenizer.json: no \"model\" object");
     const nlohmann::json& model = j["model"];
-    if (model.value("type", std::string("BPE")) != "BPE")
-        throw InputError("tokenizer.json: model type " + model["type"].dump() + " is not BPE");
+    if (model.contains("type") && model["type"] != "BPE")
+        throw InputError("tokenizer.json: model type " + json_text(model["type"]) + " is not BPE");
     if (!model.contains("vocab") || !model["vocab"].is_object()) throw InputError("tokenizer.json: model.vocab is missing");
     if (!model.contains("merges") || !model["merges"].is_array()) throw InputError("tokenizer.json: model.merges is missing");
 
@@ -95,7 +96,7 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
             left = merge[0].get<std::string>();
             right = merge[1].get<std::string>();
         } else {
-            throw InputError("tokenizer.json: merge " + merge.dump() + " is neither \"a b\" nor [\"a\", \"b\"]");
+            throw InputError("tokenizer.json: merge " + json_text(merge) + " is neither \"a b\" nor [\"a\", \"b\"]");
         }
         ++rank;
         const auto l = t.ids_.find(left), r = t.ids_.find(right), m = t.ids_.find(left + right);

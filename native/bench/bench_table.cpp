@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "json_input.hpp"
 #include "number_text.hpp"
 #include "tensor.hpp"  // InputError
 
@@ -183,7 +184,7 @@ std::unique_ptr<OutputFile> open_report_file(const std::string& path) {
 
 void write_report(std::unique_ptr<OutputFile>& file, const nlohmann::json& report) {
     if (!file) return;
-    file->stream() << report.dump(1) << "\n";
+    file->stream() << json_text(report, 1) << "\n";
     file->commit();
 }
 

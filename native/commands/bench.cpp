@@ -10,6 +10,7 @@
 #include "bench/peers.hpp"
 #include "commands.hpp"
 #include "commands/bench_gpu.hpp"
+#include "json_input.hpp"
 #include "number_args.hpp"
 #include "tensor.hpp"
 
@@ -55,7 +56,7 @@ int run_cpu(const BenchCommandOptions& c) {
     }
     write_report(report_file, report);
     if (c.json)
-        std::cout << report.dump(1) << "\n";
+        std::cout << json_text(report, 1) << "\n";
     else
         print_bench_table(std::cout, report);
     return ours_validated ? 0 : 1;
@@ -69,7 +70,7 @@ int run_memory(const BenchCommandOptions& c) {
     const nlohmann::json report = run_memory_bench(o);
     write_report(report_file, report);
     if (c.json)
-        std::cout << report.dump(1) << "\n";
+        std::cout << json_text(report, 1) << "\n";
     else
         print_memory_table(std::cout, report);
     return 0;

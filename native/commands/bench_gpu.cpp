@@ -8,6 +8,7 @@
 #include "cuda/gpu_bench.hpp"
 #include "cuda/gpu_verify.hpp"
 #include "files.hpp"
+#include "json_input.hpp"
 #include "number_args.hpp"
 #include "tensor.hpp"
 
@@ -63,7 +64,7 @@ int run_attention(const GpuBenchFlags& f) {
     std::unique_ptr<OutputFile> report_file = open_report_file(f.out_path);
     const nlohmann::json report = run_gpu_attention_bench(o);
     write_report(report_file, report);
-    if (f.json) std::cout << report.dump(1) << "\n";
+    if (f.json) std::cout << json_text(report, 1) << "\n";
     else print_gpu_attention_table(std::cout, report);
     return gpu_bench_validated(report) ? 0 : 1;
 }
@@ -83,7 +84,7 @@ int run_decode(const GpuBenchFlags& f) {
     std::unique_ptr<OutputFile> report_file = open_report_file(f.out_path);
     const nlohmann::json report = run_gpu_decode_bench(o);
     write_report(report_file, report);
-    if (f.json) std::cout << report.dump(1) << "\n";
+    if (f.json) std::cout << json_text(report, 1) << "\n";
     else print_gpu_decode_table(std::cout, report);
     return gpu_bench_validated(report) ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "diff/diff.hpp"
 #include "files.hpp"
+#include "json_input.hpp"
 #include "number_args.hpp"
 #include "token_list.hpp"
 
@@ -98,7 +99,7 @@ int run_diff(const DiffOptions& o) {
     const MappedFile file(o.theirs);
     const auto theirs = read_learner_tensors(file.data(), file.size(), o.theirs);
     const nlohmann::json report = diff_report(model, tokens, theirs, cached);
-    if (o.json) std::cout << report.dump(2) << "\n";
+    if (o.json) std::cout << json_text(report, 2) << "\n";
     else print_report(report, o, cached, theirs.size());
     return report["agrees"].get<bool>() ? 0 : 1;
 }

@@ -40,16 +40,16 @@ nlohmann::json read_outputs(const std::string& path) {
 int run_judge(const JudgeOptions& o) {
     if (int(o.list) + int(o.cases) + int(!o.outputs.empty()) != 1) throw InputError("judge takes one of --list, --cases or --outputs FILE");
     if (o.list) {
-        std::cout << judge::exercise_catalogue().dump() << "\n";
+        std::cout << json_text(judge::exercise_catalogue()) << "\n";
         return 0;
     }
     if (o.exercise.empty()) throw InputError("judge needs an EXERCISE (attn judge --list names them)");
     if (o.cases) {
-        std::cout << judge::cases_json(o.exercise).dump() << "\n";
+        std::cout << json_text(judge::cases_json(o.exercise)) << "\n";
         return 0;
     }
     const nlohmann::json report = judge::judge_outputs(o.exercise, read_outputs(o.outputs));
-    std::cout << report.dump() << "\n";
+    std::cout << json_text(report) << "\n";
     return report["passed"].get<bool>() ? 0 : 1;
 }
 

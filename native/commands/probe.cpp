@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "cuda/gpu_probe.hpp"
 #include "cuda/gpu_verify.hpp"
+#include "json_input.hpp"
 #include "number_args.hpp"
 #include "parallel_for.hpp"
 #include "lessons/head_patterns.hpp"
@@ -191,7 +192,7 @@ int run_probe_command(const ProbeOptions& o) {
 
     print_probe_report(std::cout, trace);
     if (trace_file) {
-        trace_file->stream() << trace.dump() << "\n";
+        trace_file->stream() << json_text(trace) << "\n";
         trace_file->commit();
         std::cout << "Trace written to " << o.output << "\n";
     }

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "files.hpp"
+#include "json_input.hpp"
 #include "tensor.hpp"
 #include "tokenizer/llama_tokenizer.hpp"
 
@@ -40,17 +41,17 @@ int run_tokenize(const TokenizeOptions& o) {
         if (!texts.is_array()) throw InputError(o.batch + " must hold a JSON list of strings");
         nlohmann::json out = nlohmann::json::array();
         for (const nlohmann::json& text : texts) {
-            if (!text.is_string()) throw InputError(o.batch + " must hold only strings, found " + text.dump());
+            if (!text.is_string()) throw InputError(o.batch + " must hold only strings, found " + json_kind(text));
             out.push_back(tokenizer.encode(text.get<std::string>(), !o.no_bos));
         }
-        std::cout << out.dump() << "\n";
+        std::cout << json_text(out) << "\n";
         return 0;
     }
     const std::vector<std::int32_t> ids = tokenizer.encode(o.text, !o.no_bos);
     if (o.json) {
         nlohmann::json pieces = nlohmann::json::array();
         for (std::int32_t id : ids) pieces.push_back(tokenizer.piece(id));
-        std::cout << nlohmann::json{{"ids", ids}, {"pieces", pieces}, {"decoded", tokenizer.decode(ids)}}.dump() << "\n";
+        std::cout << json_text(nlohmann::json{{"ids", ids}, {"pieces", pieces}, {"decoded", tokenizer.decode(ids)}}) << "\n";
         return 0;
     }
     for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];

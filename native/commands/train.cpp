@@ -86,7 +86,7 @@ ModelConfig model_config(const std::string& overrides, int vocab_size) {
     try {
         return config_from_hf_json(config);
     } catch (const InputError& e) {
-        throw InputError("--config " + patch.dump() + ": " + e.what());
+        throw InputError("--config " + json_text(patch) + ": " + e.what());
     }
 }
 
@@ -214,7 +214,7 @@ int run_train(const TrainOptions& o) {
                      {{"bos_token_id", tokenizer.bos_id()},
                       {"eos_token_id", nullptr},
                       {"max_position_embeddings", settings.batch.context}});  // the positions it was trained on
-    write_file(folder.file("training.json"), record.dump(2) + "\n");
+    write_file(folder.file("training.json"), json_text(record, 2) + "\n");
     folder.commit();
     std::cerr << "attn train: held-out loss " << heldout << " nats per character after " << settings.steps << " steps ("
               << duration(training_seconds) << "); wrote " << o.out << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";

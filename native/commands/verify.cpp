@@ -11,6 +11,7 @@
 #include "files.hpp"
 #include "commands.hpp"
 #include "cuda/gpu_verify.hpp"
+#include "json_input.hpp"
 #include "model/token_batch.hpp"
 #include "number_args.hpp"
 #include "token_list.hpp"
@@ -102,7 +103,7 @@ int run_verify(const VerifyOptions& options) {
 
     if (trace_file) {
         const nlohmann::json trace = make_trace(model, weights, tokens, checks, build);
-        trace_file->stream() << trace.dump() << "\n";
+        trace_file->stream() << json_text(trace) << "\n";
         trace_file->commit();
         std::cout << "Trace written to " << options.trace_path << "\n";
     }

@@ -7,6 +7,10 @@
 //   3  model.safetensors for a fixed micro config: pretrained_from_hf in float32
 //      and bfloat16, then one forward pass of two tokens
 //   4  a learner's tensors for attn diff: read_learner_tensors (.npz or safetensors)
+//   5  a llama2.c tokenizer.bin: LlamaTokenizer::from_llama2c for a vocabulary of the
+//      size its second byte picks, then encode, decode and display
+//   6  a llama2.c model.bin: llama2c_checkpoint, then the model widened to float32 and
+//      one forward pass of two tokens
 // A malformed file must end in InputError: any other exception, a crash, a
 // sanitizer report, a hang (-timeout) or runaway memory (-rss_limit_mb) is a bug.
 #include <cstddef>
@@ -16,10 +20,14 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_llama.hpp"
+#include "checkpoint/llama2c.hpp"
+#include "checkpoint/model_from_views.hpp"
 #include "diff/learner_file.hpp"
 #include "fuzz_config.hpp"
 #include "pretrained/pretrained_forward.hpp"
+#include "model/forward.hpp"
 #include "tokenizer/llama_tokenizer.hpp"
+#include "tokenizer/utf8.hpp"
 
 using namespace anatomy;
 
@@ -49,17 +57,26 @@ void read_config(const std::uint8_t* data, std::size_t size) {
     config_from_hf_json(j);
 }
 
+// Encodes, decodes and displays with a tokenizer that read without complaint.
+void use_tokenizer(const LlamaTokenizer& tokenizer) {
+    for (const char* text : {"The cache keeps the keys.", "naïve 東京 🙂\n\t", "</s><s> <unk>"}) {
+        std::vector<std::int32_t> ids;
+        try {
+            ids = tokenizer.encode(text);
+        } catch (const InputError&) {
+            continue;  // a vocabulary that cannot spell the text, or has no <s>
+        }
+        for (std::int32_t id : ids)
+            if (id < 0 || std::size_t(id) >= tokenizer.vocab_size()) __builtin_trap();
+        if (first_invalid_utf8(tokenizer.decode(ids))) __builtin_trap();  // decode gives valid UTF-8, always
+    }
+    for (std::size_t id = 0; id < tokenizer.vocab_size() && id < 4096; ++id) tokenizer.display(std::int32_t(id));
+}
+
 void read_tokenizer(const std::uint8_t* data, std::size_t size) {
     const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
     if (j.is_discarded()) return;
-    const LlamaTokenizer tokenizer = LlamaTokenizer::from_json(j);
-    for (const char* text : {"The cache keeps the keys.", "naïve 東京 🙂\n\t", "</s><s> <unk>"}) {
-        const std::vector<std::int32_t> ids = tokenizer.encode(text);
-        for (std::int32_t id : ids)
-            if (id < 0 || std::size_t(id) >= tokenizer.vocab_size()) __builtin_trap();
-        tokenizer.decode(ids);
-    }
-    for (std::size_t id = 0; id < tokenizer.vocab_size() && id < 4096; ++id) tokenizer.display(std::int32_t(id));
+    use_tokenizer(LlamaTokenizer::from_json(j));
 }
 
 void load_model(const std::uint8_t* data, std::size_t size) {
@@ -72,6 +89,24 @@ void load_model(const std::uint8_t* data, std::size_t size) {
         tokens(0, 1) = 2;
         pretrained_forward(model, cache, tokens);
     }
+}
+
+void read_llama2c_tokenizer(const std::uint8_t* data, std::size_t size) {
+    if (size < 1) return;
+    const int vocab_size = 1 + data[0] * 4;  // 1 to 1021 pieces
+    use_tokenizer(LlamaTokenizer::from_llama2c(data + 1, size - 1, vocab_size, "fuzz"));
+}
+
+void load_llama2c_model(const std::uint8_t* data, std::size_t size) {
+    const Llama2cCheckpoint checkpoint = llama2c_checkpoint(data, size, "fuzz");
+    // A header may promise a model far larger than the fuzzer's memory: only small ones are run.
+    if (checkpoint.config.parameter_count() > 4e6) return;
+    const Model<float> model = model_from_views(llama_views(checkpoint.config, checkpoint.tensors, "fuzz"));
+    KVCache<float> cache = empty_cache<float>(model.config, 1);
+    TokenIds tokens({1, 2});
+    tokens(0, 0) = 0;
+    tokens(0, 1) = std::int32_t(model.config.vocab_size - 1);
+    forward(model, cache, tokens);
 }
 
 void read_learner_file(const std::uint8_t* data, std::size_t size) {
@@ -87,12 +122,14 @@ void read_learner_file(const std::uint8_t* data, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     try {
-        switch (data[0] % 5) {
+        switch (data[0] % 7) {
             case 0: read_safetensors(data + 1, size - 1); break;
             case 1: read_config(data + 1, size - 1); break;
             case 2: read_tokenizer(data + 1, size - 1); break;
             case 3: load_model(data + 1, size - 1); break;
             case 4: read_learner_file(data + 1, size - 1); break;
+            case 5: read_llama2c_tokenizer(data + 1, size - 1); break;
+            case 6: load_llama2c_model(data + 1, size - 1); break;
         }
     } catch (const InputError&) {
         // The expected end of a malformed file: a message for the user.

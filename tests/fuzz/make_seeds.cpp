@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/hf_llama.hpp"
+#include "checkpoint/llama2c.hpp"
 #include "fuzz_config.hpp"
 #include "tokenizer/synthetic_tokenizer.hpp"
 
@@ -78,5 +79,14 @@ int main(int argc, char** argv) {
     write(dir + "/model-bf16", 3, text(hf_safetensors(micro, DType::bf16)));
     write(dir + "/learner-npz", 4, tiny_npz());
     write(dir + "/learner-safetensors-f64", 4, text(write_safetensors({{"logits", {1, 2, 3}, {1, 2, 3, 4, 5, 6}}}, DType::f64)));
+    // Mode 5 reads as many pieces as 1 + 4 x its first byte: 1 + 4 x 100 = 401 here.
+    write(dir + "/llama2c-tokenizer-401", 5, std::string(1, char(100)) + text(synthetic_tokenizer_bin(401)));
+    ModelConfig interleaved = fuzz_micro_config();  // llama2.c's files rotate adjacent pairs
+    interleaved.rope_pairing = RopePairing::interleaved;
+    for (int version : {0, 1}) {
+        std::string bytes;
+        write_llama2c(random_model(interleaved, 3), 8, version, [&](const std::vector<std::uint8_t>& piece) { bytes += text(piece); });
+        write(dir + "/llama2c-model-v" + std::to_string(version), 6, bytes);
+    }
     return 0;
 }
