@@ -2,6 +2,7 @@
 #include "llama2c.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -39,12 +40,6 @@ std::vector<Array> arrays_of(int version) {
     return {{W::attn_norm, true}, {W::ffn_norm, true}, {W::final_norm, false}, {W::embedding, false},
             {W::wq, true},        {W::wk, true},       {W::wv, true},         {W::wo, true},
             {W::w_gate, true},    {W::w_down, true},   {W::w_up, true}};
-}
-
-std::size_t elements_of(const std::vector<std::size_t>& shape) {
-    std::size_t n = 1;
-    for (std::size_t d : shape) n *= d;
-    return n;
 }
 
 }  // namespace
@@ -104,18 +99,27 @@ Llama2cCheckpoint llama2c_checkpoint(const std::uint8_t* bytes, std::size_t size
     c.tie_embeddings = shared;
     require_valid(c);
 
-    // The bytes the header implies, before any view is made.
-    const std::size_t floats_per_rope_table = std::size_t(ck.seq_len) * std::size_t(c.head_dim / 2);
-    std::size_t expected = ck.version == 0 ? 28 : kVersion1Header;
-    for (const Array& a : arrays_of(ck.version))
-        expected += 4 * elements_of(stored_shape(c, a.weight)) * (a.per_layer ? std::size_t(layers) : 1);
+    // The bytes the header implies, before any view is made. In double: sizes up to
+    // 2^20 each can imply more bytes than 64 bits count (a file that large does not
+    // exist, but the message must say so rather than a wrapped number), and any size
+    // a real file has is an integer below 2^53, held exactly.
+    const double floats_per_rope_table = double(ck.seq_len) * double(c.head_dim / 2);
+    double expected = ck.version == 0 ? 28 : kVersion1Header;
+    for (const Array& a : arrays_of(ck.version)) {
+        double elements = 1;
+        for (const std::size_t d : stored_shape(c, a.weight)) elements *= double(d);
+        expected += 4 * elements * (a.per_layer ? double(layers) : 1);
+    }
     if (ck.version == 0) expected += 4 * 2 * floats_per_rope_table;
-    if (!shared) expected += 4 * elements_of(stored_shape(c, LlamaWeight::lm_head));
-    if (size != expected)
+    if (!shared) expected += 4 * double(vocab) * double(dim);
+    if (double(size) != expected) {
+        char implied[32];
+        std::snprintf(implied, sizeof implied, expected < 1e15 ? "%.0f" : "%.3g", expected);
         throw fail("the header (dim " + std::to_string(dim) + ", hidden_dim " + std::to_string(hidden) + ", " +
                    std::to_string(layers) + " layers, vocab " + std::to_string(vocab) + ", seq_len " +
-                   std::to_string(ck.seq_len) + (shared ? ", tied" : ", untied") + ") implies " + std::to_string(expected) +
+                   std::to_string(ck.seq_len) + (shared ? ", tied" : ", untied") + ") implies " + implied +
                    " bytes; the file has " + std::to_string(size));
+    }
 
     std::size_t at = ck.version == 0 ? 28 : kVersion1Header;
     auto view = [&](LlamaWeight weight, int layer) {

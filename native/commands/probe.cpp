@@ -45,6 +45,7 @@ struct ProbeOptions {
     std::string threads = "1";
     std::string output;
     bool output_given = false;
+    bool tokenizer_given = false;
     bool tokens_given = false;
 };
 
@@ -93,6 +94,7 @@ int run_probe_command(const ProbeOptions& o) {
     const int device = parse_device_flag(o.device);  // -1: the CPU
     if (device >= 0) require_gpu_device(device);      // before the checkpoint is read
     const WeightPrecision precision = parse_precision(o.dtype);
+    if (o.tokenizer_given && o.tokenizer.empty()) throw InputError("--tokenizer needs a file: a llama2.c tokenizer.bin or a tokenizer.json");
     const int generate = int(parse_decimal(o.generate, "--generate", 0, 4096));
     const int threads = int(parse_decimal(o.threads, "--threads", 1, 256));
     if (o.prompt_given && o.tokens_given) throw InputError("give either --prompt or --tokens, not both");
@@ -127,6 +129,9 @@ int run_probe_command(const ProbeOptions& o) {
     const std::string text = o.prompt_given ? o.prompt : default_prompt;
     if (o.tokens_given) ids = parse_token_list(o.tokens, config.vocab_size);
     else ids = prompt_ids(tokenizer, text, o.chat, bos, eos_ids.empty() ? -1 : eos_ids.front());
+    if (o.head_patterns && ids.size() < 2)
+        throw InputError("--head-patterns needs a prompt of at least 2 tokens (its previous-token score reads pairs); this one has " +
+                         std::to_string(ids.size()));
     if (ids.size() > max_probe_tokens)
         throw InputError("the prompt is " + std::to_string(ids.size()) + " tokens; the probe takes at most " +
                          std::to_string(max_probe_tokens) + " (the trace grows with layers x heads x tokens^2)");
@@ -207,7 +212,8 @@ CommandRunner add_probe_command(CLI::App& app) {
     cmd->add_option("--model", o->model, "Hugging Face Llama checkpoint folder (config.json, model.safetensors or its index, "
                                          "tokenizer.json), or a llama2.c .bin file")
         ->required();
-    cmd->add_option("--tokenizer", o->tokenizer, "The tokenizer: a llama2.c tokenizer.bin (needed with a .bin model) or a tokenizer.json");
+    cmd->add_option("--tokenizer", o->tokenizer, "The tokenizer: a llama2.c tokenizer.bin (needed with a .bin model) or a tokenizer.json")
+        ->each([o](const std::string&) { o->tokenizer_given = true; });
     cmd->add_option("--device", o->device, "cpu, cuda or cuda:N (the CUDA build; float32 on the GPU, eager attention for "
                                            "the full pass, split-K decode for the cached steps)")
         ->capture_default_str();

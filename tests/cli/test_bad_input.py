@@ -16,7 +16,7 @@ give and a pattern its one line on stderr must match. Every row is held to:
 - afterwards, nothing half-written: no TARGET.partial-PID left anywhere, and the
   files a failing command was asked to write over (keep.json, keep/) unchanged.
 
-The classes (tests/cli/README.md lists them with the issue they answer):
+The classes:
   nonfinite  weights or outputs that are NaN or infinite never pass, and are named
   limits     what a command cannot do is refused before the work: an output it
              cannot write, a run that will not fit in memory, a text too small, a
@@ -168,6 +168,9 @@ CASES = [
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 1, None, r'"message":"the result holds \\"64\\", which is not a number',
          stdin='[{"value": "64"}, {"value": [1]}, {"error": 5}, {}]'),
     attn("parsing", ["judge", "softmax", "--outputs", "{outputs_1e400}"], 2, r"outputs_1e400\.json is not valid JSON: number overflow"),
+    attn("parsing", ["judge", "softmax", "--outputs", "{outputs_deep}"], 2, r"outputs_deep\.json nests lists and objects 200002 deep; at most 100 are read"),
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{config_deep}"], 2, r"nests lists and objects \d+ deep"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tiny}/tokenizer.json", "--batch", "{outputs_deep}"], 2, r"nests lists and objects"),
     attn("parsing", ["judge", "nope", "--cases"], 2, r"nope"),
     # UTF-8: prompts, texts and tokenizer pieces
     attn("parsing", ["probe", "--model", "{tiny}", "--prompt", b"The \xff cat"], 2, r"^attn: the text is not UTF-8: byte 0xFF at offset 4$"),
@@ -202,6 +205,8 @@ CASES = [
     attn("parsing", ["probe", "--model", "{end_before_start}"], 2, r"tensor 'model\.norm\.weight' has data_offsets \[\d+, \d+\]: its end comes before its start"),
     attn("parsing", ["probe", "--model", "{huge_shape}"], 2, r"tensor 'model\.norm\.weight' has a shape (of more values than memory can address|too large to address)"),
     attn("parsing", ["probe", "--model", "{truncated}"], 2, r"lies outside the file .* file truncated\?"),
+    attn("parsing", ["verify", "--checkpoint", "{llama2c_huge_header}"], 2,
+         r"huge_header\.bin: the header \(dim 1048576, hidden_dim 1048576, 1048576 layers, vocab 1048576, seq_len 1048576, tied\) implies 3\.23e\+19 bytes; the file has 128$"),
     # learner files
     attn("parsing", ["diff", "--checkpoint", "{tiny}", "--tokens", "1,2", "--theirs", "{empty_npz}"], 2, r"empty\.npz holds no arrays: an empty \.npz"),
     attn("parsing", ["diff", "--checkpoint", "{tiny}", "--tokens", "1,2", "--theirs", "{empty_file}"], 2, r"empty\.txt is empty \(0 bytes\)"),
@@ -216,6 +221,9 @@ CASES = [
     attn("parsing", ["probe", "--model", "{tiny}", "--generate", "-1"], 2, r"--generate '-1' is not a whole number in \[0, 4096\]"),
     attn("parsing", ["probe", "--model", "{tiny}", "--prompt", "x", "--tokens", "1"], 2, r"either --prompt or --tokens"),
     attn("parsing", ["probe", "--model", "{tiny}", "--dtype", "float8"], 2, r"unknown --dtype 'float8'"),
+    attn("parsing", ["probe", "--model", "{tiny}", "--tokenizer", ""], 2, r"--tokenizer needs a file"),
+    attn("parsing", ["probe", "--model", "{tiny}", "--prompt", "", "--head-patterns"], 2, r"--head-patterns needs a prompt of at least 2 tokens"),
+    attn("parsing", ["probe", "--model", "{tiny}", "--output", ""], 2, r"an output file name is empty"),
     attn("parsing", ["verify", "--tokens", ""], 2, r"--tokens needs at least one token id"),
     attn("parsing", ["verify", "--tokens", "1"], 2, r"at least 2 ids"),
     attn("parsing", ["verify", "--batch", "0"], 2, r"--batch '0' is outside"),
@@ -383,6 +391,7 @@ def make_fixtures(root):
         final_norm = 28 + 4 * (vocab * dim + dim + dim * dim + 2 * dim * kv + dim * dim + dim + 3 * dim * hidden)
         f.seek(final_norm + 4 * 3)
         f.write(struct.pack("<f", float("nan")))
+    F["llama2c_huge_header"] = write("huge_header.bin", struct.pack("<7i", 1 << 20, 1 << 20, 1 << 20, 1024, 1024, 1 << 20, 1 << 20) + b"\0" * 100)
     pieces, scores = read_llama2c_tokenizer(F["llama2c_tokenizer"], 512)
     F["tokenizer_extra"] = write("tok_extra.bin", llama2c_tokenizer(pieces + [b"zz", b"qq"], scores + [0.0, 0.0]))
     F["tokenizer_short"] = write("tok_short.bin", llama2c_tokenizer(pieces[:400], scores[:400]))
@@ -451,6 +460,8 @@ def make_fixtures(root):
     F["config_file_bad"] = write("config_bad.json", "{hidden_size: 64}")
     F["batch_bad_utf8"] = write("batch.json", b'["ok", "\xff"]')
     F["outputs_1e400"] = write("outputs_1e400.json", '[{"value": 1e400}]')
+    F["outputs_deep"] = write("outputs_deep.json", '[{"value": ' + "[" * 200000 + "]" * 200000 + '}, 1, 2, 3]')
+    F["config_deep"] = write("config_deep.json", '{"hidden_act": ' + "[" * 5000 + "]" * 5000 + "}")
 
     # A learner's tensors for attn diff (np.savez's layout, written here).
     F["theirs_ok"] = path("theirs_ok.npz")

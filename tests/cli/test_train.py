@@ -7,7 +7,10 @@
   batch's shards are added in a fixed order); another seed gives other weights.
 - Bad input (an empty, binary, non-UTF-8 or too short text, nonsense options, an
   existing output folder) exits 2 with one line, and writes nothing.
-- An interrupted run (SIGINT) exits 130 and leaves no output, not even a partial one.
+- An interrupted run (SIGINT 130, SIGTERM 143) stops at once, even inside a long
+  step, and leaves no output, not even a partial one.
+- The memory the run says it needs is within a factor of 1.5 of its measured peak
+  (skipped under the sanitizers, whose shadow memory counts too).
 - The page's shipped model (web/public/models/shakespeare): retraining its first 50
   steps from the recorded settings on ../shared/corpora/tinyshakespeare.txt gives the
   recorded losses and gradient norms bit for bit (skipped, with
@@ -20,6 +23,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -182,6 +186,31 @@ class Train(AttnTestCase):
         run.stderr.close()
         self.assertFalse(os.path.exists(out))
         self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith("model")], [])
+
+    def test_memory_estimate_is_close_to_the_measured_peak(self):
+        # The estimate (core/train/trainer.hpp, training_memory) decides which runs are
+        # refused before they start; it is held here to what a run really takes.
+        if os.environ.get("ANATOMY_SANITIZED") == "1":
+            print("SKIPPED: the sanitizers' shadow memory is part of the peak", file=sys.stderr)
+            return
+        text = self.write_text("text.txt", generated_text(60000))
+        for context, batch, threads in [("512", "16", "2"), ("256", "64", "2"), ("512", "8", "1")]:  # steps, then evaluation, the larger
+            with self.subTest(context=context, batch=batch, threads=threads):
+                out = self.path("model-%s-%s-%s" % (context, batch, threads))
+                run = subprocess.Popen([ATTN, "train", "--text", text, "--out", out, "--steps", "1", "--context", context,
+                                        "--batch", batch, "--threads", threads], stderr=subprocess.PIPE, text=True)
+                banner = run.stderr.readline()
+                rest = run.stderr.read()
+                run.stderr.close()
+                _, status, usage = os.wait4(run.pid, 0)
+                run.returncode = os.waitstatus_to_exitcode(status)
+                self.assertEqual(run.returncode, 0, banner + rest)
+                match = re.search(r"about ([0-9.]+) (MB|GB) of memory", banner)
+                self.assertIsNotNone(match, banner)
+                estimate = float(match.group(1)) * (1e6 if match.group(2) == "MB" else 1e9)
+                measured = usage.ru_maxrss * 1024
+                self.assertGreater(estimate, measured / 1.5, "estimate %.0f MB, measured %.0f MB" % (estimate / 1e6, measured / 1e6))
+                self.assertLess(estimate, measured * 1.5, "estimate %.0f MB, measured %.0f MB" % (estimate / 1e6, measured / 1e6))
 
     def test_shipped_model_retrains_its_first_50_steps_bit_for_bit(self):
         if os.environ.get("ANATOMY_SANITIZED") == "1":
