@@ -2,12 +2,11 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <iostream>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iostream>
 
 #include <fcntl.h>
 #include <sys/mman.h>
