@@ -12,6 +12,7 @@
 
 #include "commands/commands.hpp"
 #include "interrupt.hpp"
+#include "warning.hpp"
 #include "tensor.hpp"
 
 namespace {
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
 
     // A first word that is no command fails here, before CLI11 would answer --help for it.
     if (argc > 1 && argv[1][0] != '-' && !commands.count(argv[1])) {
-        std::cerr << "attn: unknown command '" << argv[1] << "' (the commands: ";
+        std::cerr << "attn: unknown command '" << one_line(argv[1]) << "' (the commands: ";
         for (auto it = commands.begin(); it != commands.end(); ++it) std::cerr << (it == commands.begin() ? "" : ", ") << it->first;
         std::cerr << "; see attn --help)\n";
         return 2;
@@ -65,24 +66,24 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
         const std::vector<std::string> rest = app.remaining();
         if (app.get_subcommands().empty() && !rest.empty() && rest.front().rfind("-", 0) != 0)
-            std::cerr << "attn: unknown command '" << rest.front() << "' (see attn --help)\n";
+            std::cerr << "attn: unknown command '" << one_line(rest.front()) << "' (see attn --help)\n";
         else
-            std::cerr << "attn: " << e.what() << " (see attn --help)\n";
+            std::cerr << "attn: " << one_line(e.what()) << " (see attn --help)\n";
         return 2;
     }
     try {
         return commands.at(app.get_subcommands().front()->get_name())();
     } catch (const anatomy::InputError& e) {
-        std::cerr << "attn: " << e.what() << "\n";
+        std::cerr << "attn: " << one_line(e.what()) << "\n";
         return 2;
     } catch (const std::filesystem::filesystem_error& e) {  // a path the user gave that cannot be reached
-        std::cerr << "attn: cannot use '" << e.path1().string() << "': " << e.code().message() << "\n";
+        std::cerr << "attn: cannot use '" << one_line(e.path1().string()) << "': " << e.code().message() << "\n";
         return 2;
     } catch (const std::bad_alloc&) {
         std::cerr << "attn: out of memory: the machine cannot hold what this command needs (try smaller sizes)\n";
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "attn: internal error: " << e.what() << "\n";
+        std::cerr << "attn: internal error: " << one_line(e.what()) << "\n";
         return 3;
     }
 }

@@ -241,6 +241,9 @@ CASES = [
     attn("parsing", ["export-checkpoint", "{fresh}", "--seq-len", "x"], 2, r"--seq-len 'x' is not a whole number"),
     attn("parsing", ["bench", "cpu", "--prefill", "0"], 2, r"--prefill '0' is outside"),
     attn("parsing", ["bench", "cpu", "--prefill", "1,,2"], 2, r"--prefill '' is not a whole number"),
+    # a name that holds a newline stays on one line
+    attn("parsing", ["diff", "--checkpoint", "{tiny}", "--tokens", "1,2", "--theirs", "{theirs_newline_name}"], 2, r"'bad\\nname' is not a tensor attn diff knows"),
+    attn("parsing", ["probe", "--model", "{root}/no\nsuch"], 2, r"checkpoint '.*no\\nsuch' does not exist"),
     # the command line itself
     attn("parsing", ["UNKNOWN", "--help"], 2, r"^attn: unknown command 'UNKNOWN' \(the commands: .*verify; see attn --help\)$"),
     attn("parsing", ["UNKNOWN"], 2, r"unknown command 'UNKNOWN'"),
@@ -288,6 +291,16 @@ JUDGE_CASES = [
 
 
 # ---- fixtures: valid files, then one defect each -------------------------------------------
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f)
+
 
 def run_ok(*args):
     done = subprocess.run([ATTN, *args], capture_output=True, timeout=TIMEOUT)
@@ -406,10 +419,10 @@ def make_fixtures(root):
 
     # Hugging Face folders with one defect each.
     F["short_context"] = copy_of("short_context")
-    config = json.load(open(path("tiny", "config.json")))
-    json.dump(dict(config, max_position_embeddings=8), open(path("short_context", "config.json"), "w"))
+    config = load_json(path("tiny", "config.json"))
+    save_json(path("short_context", "config.json"), dict(config, max_position_embeddings=8))
     F["config_string"] = copy_of("config_string")
-    json.dump(dict(config, hidden_size="32"), open(path("config_string", "config.json"), "w"))
+    save_json(path("config_string", "config.json"), dict(config, hidden_size="32"))
     F["config_1e400"] = copy_of("config_1e400")
     with open(path("config_1e400", "config.json"), "w") as f:
         f.write(json.dumps(config).replace('"rms_norm_eps": 1e-06', '"rms_norm_eps": 1e400'))
@@ -417,14 +430,14 @@ def make_fixtures(root):
     with open(path("config_bad_utf8", "config.json"), "wb") as f:
         f.write(json.dumps(dict(config, _name_or_path="NAME")).encode().replace(b"NAME", b"na\xffme"))
     F["config_list"] = copy_of("config_list")
-    json.dump([config], open(path("config_list", "config.json"), "w"))
+    save_json(path("config_list", "config.json"), [config])
     F["no_bos"] = copy_of("no_bos")
-    tokenizer = json.load(open(path("tiny", "tokenizer.json")))
+    tokenizer = load_json(path("tiny", "tokenizer.json"))
     vocab = tokenizer["model"]["vocab"]
     vocab["<bos>"] = vocab.pop("<s>")  # the same ids, no piece called <s>
-    json.dump(tokenizer, open(path("no_bos", "tokenizer.json"), "w"))
-    json.dump({k: v for k, v in config.items() if k != "bos_token_id"}, open(path("no_bos", "config.json"), "w"))
-    big = json.load(open(path("tiny", "tokenizer.json")))
+    save_json(path("no_bos", "tokenizer.json"), tokenizer)
+    save_json(path("no_bos", "config.json"), {k: v for k, v in config.items() if k != "bos_token_id"})
+    big = load_json(path("tiny", "tokenizer.json"))
     for i in range(8):
         big["model"]["vocab"]["extra%d" % i] = 32 + i
     F["tiny_big_tokenizer"] = write("big_tokenizer.json", json.dumps(big))
@@ -468,7 +481,7 @@ def make_fixtures(root):
     write_npz(F["theirs_ok"], {"embed": npy([0.0] * 64, [1, 2, 32])})
     # The core's own logits for tokens 1, 2, 3 (float32, as verify's trace holds them), with one value replaced.
     run_ok("verify", "--checkpoint", F["tiny"], "--tokens", "1,2,3", "--batch", "1", "--export-trace", path("logits.json"))
-    logits = [x for row in json.load(open(path("logits.json")))["logits"][0] for x in row]
+    logits = [x for row in load_json(path("logits.json"))["logits"][0] for x in row]
     for name, value in [("theirs_nan", float("nan")), ("theirs_inf", float("inf"))]:
         F[name] = path(name + ".npz")
         write_npz(F[name], {"logits": npy(logits[:40] + [value] + logits[41:], [1, 3, 32], "<f4")})
@@ -476,6 +489,8 @@ def make_fixtures(root):
     write_npz(F["theirs_nan_all"], {"logits": npy([float("nan")] * 96, [1, 3, 32])})
     F["theirs_ten"] = path("theirs_ten.npz")
     write_npz(F["theirs_ten"], {"logits": npy([0.0] * 320, [1, 10, 32])})
+    F["theirs_newline_name"] = path("newline.npz")
+    write_npz(F["theirs_newline_name"], {"bad\nname": npy([0.0], [1])})
     F["empty_npz"] = path("empty.npz")
     with zipfile.ZipFile(F["empty_npz"], "w"):
         pass
