@@ -1,6 +1,7 @@
 #include "memory_probe.hpp"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -21,7 +22,7 @@ long peak_rss_kb() {
 }
 
 // In the child: inputs, reading, one call, reading. Writes "added_kb ms" to fd.
-[[noreturn]] void measure_in_child(const MemoryOptions& o, const std::string& kernel, std::size_t T, int fd) {
+void measure(const MemoryOptions& o, const std::string& kernel, std::size_t T, int fd) {
     const Tensor4<float> q = random_tensor<float, 4>({o.batch, o.heads, T, o.head_dim}, 1);
     const Tensor4<float> k = random_tensor<float, 4>({o.batch, o.kv_heads, T, o.head_dim}, 2);
     const Tensor4<float> v = random_tensor<float, 4>({o.batch, o.kv_heads, T, o.head_dim}, 3);
@@ -36,6 +37,17 @@ long peak_rss_kb() {
     char line[64];
     const int n = std::snprintf(line, sizeof line, "%ld %.1f\n", after - before, ms);
     if (write(fd, line, std::size_t(n)) != n) _exit(1);
+}
+
+[[noreturn]] void measure_in_child(const MemoryOptions& o, const std::string& kernel, std::size_t T, int fd) {
+    // The child never returns into attn's main: an interrupt ends it without a message
+    // of its own (the parent says it), and a failure is its exit status.
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal, SIG_DFL);
+    try {
+        measure(o, kernel, T, fd);
+    } catch (...) {
+        _exit(3);
+    }
     _exit(0);
 }
 

@@ -1,6 +1,7 @@
 // attn bench cpu | memory: the attention kernels against the core's reference,
 // NumPy and PyTorch (speed), and the streaming kernel's memory against T.
 // The method and this machine's numbers are in docs/perf.md.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "commands/bench_gpu.hpp"
 #include "json_input.hpp"
 #include "number_args.hpp"
+#include "process_stats.hpp"
 #include "tensor.hpp"
 
 namespace anatomy::native {
@@ -34,6 +36,15 @@ struct BenchCommandOptions {
     std::string reference_t = "256,512,1024";
 };
 
+// The reference (v0) materialises three [B, Hq, T, T] maps: at the largest T it runs,
+// they must fit in memory, which is checked before any kernel runs.
+void require_reference_memory(std::size_t batch, std::size_t heads, std::size_t T, const std::string& flag) {
+    const double maps = 3 * double(batch) * double(heads) * double(T) * double(T) * sizeof(float);
+    require_memory(maps, "the reference at T = " + std::to_string(T),
+                   "three [" + std::to_string(batch) + ", " + std::to_string(heads) + ", T, T] float32 maps",
+                   "give a smaller " + flag);
+}
+
 int run_cpu(const BenchCommandOptions& c) {
     BenchOptions o = c.quick ? quick_bench_options() : BenchOptions{};
     if (!c.prefill.empty()) o.prefill_T = parse_size_list(c.prefill, "--prefill");
@@ -42,6 +53,10 @@ int run_cpu(const BenchCommandOptions& c) {
     if (!c.runs.empty()) o.max_runs = int(parse_decimal(c.runs, "--runs", 1, 1000));
     if (!c.reference_max_t.empty())
         o.reference_max_T = parse_decimal(c.reference_max_t, "--reference-max-t", 1, 1 << 20);
+    std::size_t largest_reference = 0;
+    for (std::size_t T : o.prefill_T)
+        if (T <= o.reference_max_T) largest_reference = std::max(largest_reference, T);
+    require_reference_memory(o.batch, o.heads, largest_reference, "--reference-max-t or --prefill");
     std::unique_ptr<OutputFile> report_file = open_report_file(c.out_path);  // a bad path fails before the work
 
     nlohmann::json report = run_attention_bench(o, [](const std::string& line) { std::cerr << "bench: " << line << "\n"; });
@@ -66,6 +81,8 @@ int run_memory(const BenchCommandOptions& c) {
     MemoryOptions o;
     for (std::size_t T : parse_size_list(c.reference_t, "--reference-t")) o.runs.push_back({"reference", T});
     for (std::size_t T : parse_size_list(c.streaming_t, "--streaming-t")) o.runs.push_back({"streaming", T});
+    for (const auto& [kernel, T] : o.runs)
+        if (kernel == "reference") require_reference_memory(o.batch, o.heads, T, "--reference-t");
     std::unique_ptr<OutputFile> report_file = open_report_file(c.out_path);
     const nlohmann::json report = run_memory_bench(o);
     write_report(report_file, report);

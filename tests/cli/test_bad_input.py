@@ -141,6 +141,11 @@ CASES = [
     attn("limits", ["probe", "--model", "{short_context}", "--tokens", "1,2,3", "--generate", "6"], 0, None),  # 8 positions: no warning
     # --head-patterns on the project's own tiny export: its 32 ids hold 29 for the induction string
     attn("limits", ["probe", "--model", "{tiny}", "--head-patterns"], 0, None, r"induction on BOS \+ 29 random ids written twice"),
+    # the benchmarks: the reference's [B, Hq, T, T] maps must fit before any kernel runs
+    attn("limits", ["bench", "memory", "--reference-t", "1048576", "--streaming-t", "8"], 2,
+         r"^attn: the reference at T = 1048576 needs about 422 TB of memory \(three \[1, 32, T, T\] float32 maps\); this machine has .* give a smaller --reference-t$"),
+    attn("limits", ["bench", "cpu", "--reference-max-t", "100000", "--prefill", "65536", "--no-peers"], 2,
+         r"the reference at T = 65536 needs about 1\.65 TB of memory"),
     # export-checkpoint: a model that cannot be made here
     attn("limits", ["export-checkpoint", "{fresh}", "--config", "tinyllama-1.1b", "--layers", "1000"], 2, r"^attn: .*memory"),
 
