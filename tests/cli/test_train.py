@@ -6,7 +6,8 @@
 - The same seed gives the same weights, byte for byte, on 1 thread and on 2 (the
   batch's shards are added in a fixed order); another seed gives other weights.
 - Bad input (an empty, binary, non-UTF-8 or too short text, nonsense options, an
-  existing output folder) exits 2 with one line, and writes nothing.
+  existing output folder) exits 2 with one line, and writes nothing; a text of few
+  distinct characters measures induction on a string as long as it can spell.
 - An interrupted run (SIGINT 130, SIGTERM 143) stops at once, even inside a long
   step, and leaves no output, not even a partial one.
 - The memory the run says it needs is within a factor of 1.5 of its measured peak
@@ -117,6 +118,19 @@ class Train(AttnTestCase):
         self.assertNotEqual(outputs["one"], outputs["seed"])
         tensors, _ = read_safetensors(self.path("one", "model.safetensors"))
         self.assertIn("model.embed_tokens.weight", tensors)
+
+    def test_a_text_of_few_characters_measures_induction_with_what_it_has(self):
+        # The record ends with each head's induction score on a string written twice;
+        # a text of 5 distinct characters spells one of 5 (of at most 32), and a text of
+        # one character cannot: it is refused before the first step.
+        text = self.write_text("abcde.txt", "".join(random.Random(5).choice("abcde") for _ in range(4000)))
+        out = self.path("model")
+        self.train(text, out)
+        with open(os.path.join(out, "training.json")) as f:
+            patterns = json.load(f)["head_patterns"]
+        self.assertEqual(patterns["induction_length"], 5)
+        self.assertEqual(len(patterns["induction_ids"]), 11)  # BOS and the 5 ids twice
+        self.assertEqual(len(set(patterns["induction_ids"][1:6])), 5)
 
     def test_bad_input_exits_2_and_writes_nothing(self):
         good = self.write_text("good.txt", generated_text(5000))
