@@ -123,7 +123,8 @@ class Train(AttnTestCase):
         # The record ends with each head's induction score on a string written twice;
         # a text of 5 distinct characters spells one of 5 (of at most 32), and a text of
         # one character cannot: it is refused before the first step.
-        text = self.write_text("abcde.txt", "".join(random.Random(5).choice("abcde") for _ in range(4000)))
+        rng = random.Random(5)
+        text = self.write_text("abcde.txt", "".join(rng.choice("abcde") for _ in range(4000)))
         out = self.path("model")
         self.train(text, out)
         with open(os.path.join(out, "training.json")) as f:
