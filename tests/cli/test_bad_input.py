@@ -36,7 +36,7 @@ import json
 import os
 import re
 import shutil
-import stat
+import signal
 import struct
 import subprocess
 import sys
@@ -630,6 +630,50 @@ class BadInput(unittest.TestCase):
                 shutil.rmtree(self.F["fresh"], ignore_errors=True)
                 if os.path.exists(self.F["trace_out"]):
                     os.remove(self.F["trace_out"])
+
+
+class InterruptedWriters(unittest.TestCase):
+    """Ctrl+C while export-checkpoint is writing model.safetensors: exit 130, and no
+    partial file, into a new folder or over an existing checkpoint (whose files stay
+    whole: the old ones, or the new ones where they were already renamed into place)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="attn-interrupt-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def interrupt_while_writing(self, target, partial_glob):
+        # 1 layer of TinyLlama's shapes (its 32,000-token embedding and head): 700 MB of float32, written for long
+        # enough that the signal lands while model.safetensors is being written.
+        run = subprocess.Popen([ATTN, "export-checkpoint", target, "--config", "tinyllama-1.1b", "--layers", "1"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + TIMEOUT
+        while not partial_glob(run.pid):
+            self.assertIsNone(run.poll(), "export-checkpoint ended before it began writing")
+            self.assertLess(time.monotonic(), deadline, "model.safetensors was never being written")
+            time.sleep(0.01)
+        run.send_signal(signal.SIGINT)
+        err = run.stderr.read()
+        run.stderr.close()
+        self.assertEqual(run.wait(timeout=TIMEOUT), 130, err)
+        self.assertRegex(err, r"^attn: interrupted \(SIGINT\); no file was left half-written\n$")
+        left = [os.path.join(d, n) for d, dirs, files in os.walk(self.tmp) for n in dirs + files if ".partial-" in n]
+        self.assertEqual(left, [])
+
+    def test_into_a_new_folder(self):
+        target = os.path.join(self.tmp, "new")
+        self.interrupt_while_writing(target, lambda pid: os.path.exists(
+            os.path.join("%s.partial-%d" % (target, pid), "model.safetensors.partial-%d" % pid)))
+        self.assertFalse(os.path.exists(target))
+
+    def test_over_an_existing_checkpoint(self):
+        target = os.path.join(self.tmp, "existing")
+        run_ok("export-checkpoint", target)
+        with open(os.path.join(target, "model.safetensors"), "rb") as f:
+            before = f.read()
+        self.interrupt_while_writing(target, lambda pid: os.path.exists(os.path.join(target, "model.safetensors.partial-%d" % pid)))
+        with open(os.path.join(target, "model.safetensors"), "rb") as f:
+            self.assertEqual(f.read(), before, "the old weights must be whole")
+        self.assertEqual(sorted(os.listdir(target)), ["config.json", "model.safetensors", "tokenizer.json"])
 
 
 if __name__ == "__main__":
