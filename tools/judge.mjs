@@ -11,7 +11,9 @@
 // (3 by default) before the thread is stopped and the case reported as timed out.
 // Prints a readable report, or with --json the judge's own report. Exit status:
 // 0 when every test passes, 1 when any fails, 2 for a usage error, an unknown
-// exercise, an unreadable file or a missing wasm build (one line on stderr).
+// exercise, an unreadable file, a missing wasm build, or a thrown value that cannot
+// be turned into text (one line on stderr). The solution runs in a worker thread of
+// this process, as you, with your files and network: no sandbox, unlike the page.
 // The wasm comes from build/wasm/wasm, or from $ANATOMY_WASM_DIR.
 import fs from 'node:fs';
 import path from 'node:path';

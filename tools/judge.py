@@ -22,8 +22,11 @@ so that `import torch` is not counted against the first case.
 
 Prints the report tools/judge.mjs prints, or with --json the judge's own report.
 Exit status: 0 when every test passes, 1 when any fails, 2 for a usage error, an
-unknown exercise, an unreadable file or a missing attn (one line on stderr).
-attn is $ATTN, else build/native/native/attn in this repository.
+unknown exercise, an unreadable file, a missing attn or one that answers with
+something other than JSON, or an exception whose message str() cannot give (the
+judge cannot report it): one line on stderr.
+attn is $ATTN, else build/native/native/attn in this repository. The solution runs
+as you, with your files and network: no sandbox, unlike the page's Web Worker.
 """
 import importlib.util
 import json
