@@ -99,8 +99,8 @@ std::size_t trained_induction_length(const TrainingText& text, std::size_t conte
 //                  tensors; the evaluation runs its windows in one batch, three maps at once
 //   text           the text's characters as ids, and the text itself
 // The attention maps dominate at long contexts: 2 layers of 4 heads at context 2048 and
-// batch 32 on 2 threads need about 7.5 GB. test_training_memory (tests/cli) holds the
-// estimate to attn train's measured peak.
+// batch 32 on 2 threads need about 7.7 GB. tests/cli/test_train.py holds the estimate
+// to attn train's measured peak (within a factor of 1.5 either way).
 struct TrainingMemory {
     double weights = 0, activations = 0, text = 0;  // bytes (in double: a config may describe more than any machine holds)
     double total() const { return weights + activations + text; }
