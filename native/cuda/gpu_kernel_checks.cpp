@@ -14,6 +14,7 @@
 #include "cuda/model_kernels.hpp"
 #include "model/random.hpp"
 #include "tensor.hpp"
+#include "verify/compare.hpp"
 
 namespace anatomy::gpu {
 namespace {
@@ -87,9 +88,10 @@ void host_attention(const Inputs& in, const AttentionShape& sh, const MaskSpec& 
         }
 }
 
+// As verify/compare.hpp's: a value that is not finite on either side is an infinite error.
 double max_abs(const std::vector<double>& x) {
     double m = 0;
-    for (double v : x) m = std::max(m, std::abs(v));
+    for (double v : x) m = worse_error(m, std::abs(v));
     return m;
 }
 
@@ -97,9 +99,8 @@ template <typename A>
 double max_error(const std::vector<A>& a, const std::vector<double>& reference) {
     double worst = 0;
     for (std::size_t i = 0; i < reference.size(); ++i) {
-        const double d = std::abs(double(a[i]) - reference[i]);
-        if (std::isnan(d)) return INFINITY;
-        worst = std::max(worst, d);
+        if (!std::isfinite(double(a[i])) || !std::isfinite(reference[i])) return INFINITY;
+        worst = std::max(worst, std::abs(double(a[i]) - reference[i]));
     }
     return worst;
 }
