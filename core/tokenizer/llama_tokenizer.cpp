@@ -186,9 +186,10 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
         if (i == 0 || merges[i].score != merges[i - 1].score) ++rank;
         t.ranks_.emplace(pair_key(merges[i].left, merges[i].right), rank);
     }
-    t.unk_id_ = 0;
-    t.bos_id_ = 1;
-    t.eos_id_ = 2;
+    // llama2.c's layout: ids 0, 1, 2 are unk, BOS and EOS, in a vocabulary that has them.
+    t.unk_id_ = vocab_size > 0 ? 0 : -1;
+    t.bos_id_ = vocab_size > 1 ? 1 : -1;
+    t.eos_id_ = vocab_size > 2 ? 2 : -1;
     return t;
 }
 

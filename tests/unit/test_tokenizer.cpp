@@ -77,3 +77,56 @@ TEST_CASE("malformed tokenizer.json is rejected with a reason") {
     CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json({{"model", {{"vocab", {{"a", 5}}}, {"merges", nlohmann::json::array()}}}}),
                          doctest::Contains("not in [0, vocab size)"), InputError);
 }
+
+namespace {
+
+// A llama2.c tokenizer.bin of `pieces`, each scored 0.
+std::vector<std::uint8_t> llama2c_bytes(const std::vector<std::string>& pieces) {
+    std::vector<std::uint8_t> out;
+    const auto put = [&](const void* p, std::size_t n) { out.insert(out.end(), (const std::uint8_t*)p, (const std::uint8_t*)p + n); };
+    const std::int32_t longest = 8;
+    put(&longest, 4);
+    for (const std::string& piece : pieces) {
+        const float score = 0;
+        const std::int32_t length = std::int32_t(piece.size());
+        put(&score, 4), put(&length, 4), put(piece.data(), piece.size());
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("text that is not UTF-8 is refused, and decode always gives UTF-8") {
+    const LlamaTokenizer t = LlamaTokenizer::from_json(nlohmann::json::parse(R"({"model": {"type": "BPE", "vocab":
+        {"<unk>": 0, "<s>": 1, "</s>": 2, "a": 3, "<0xC3>": 4, "<0xA9>": 5}, "merges": []}})"));
+    for (const char* bad : {"a\xff", "\xe2\x96", "\xed\xa0\x80", "\xc0\xaf", "\xf5\x80\x80\x80"}) CHECK_THROWS_AS(t.encode(bad), InputError);
+    CHECK(t.decode({3, 4}) == "a\xEF\xBF\xBD");  // "a" and a character cut short: U+FFFD, as Hugging Face decodes
+    CHECK(t.decode({3, 4, 5}) == "a\xC3\xA9");    // the whole character, é
+}
+
+TEST_CASE("a continuation keeps its first space; the start of a text drops the one encode put there") {
+    const LlamaTokenizer t = LlamaTokenizer::from_json(nlohmann::json::parse(R"({"model": {"type": "BPE", "vocab":
+        {"<unk>": 0, "<s>": 1, "</s>": 2, "\u2581he": 3, "\u2581loved": 4}, "merges": []}})"));
+    CHECK(t.decode({3, 4}) == "he loved");
+    CHECK(t.decode({3, 4}, false) == " he loved");
+}
+
+TEST_CASE("special tokens exist only where the vocabulary has them") {
+    // A tokenizer.json without <s> has no BOS (not id 1, which holds another piece).
+    const LlamaTokenizer json = LlamaTokenizer::from_json(nlohmann::json::parse(R"({"model": {"type": "BPE", "vocab":
+        {"<unk>": 0, "x": 1, "</s>": 2}, "merges": []}})"));
+    CHECK(json.bos_id() == -1);
+    CHECK(json.eos_id() == 2);
+    CHECK_THROWS_AS(json.encode("x"), InputError);
+    CHECK(json.encode("x", false).back() == 1);  // without BOS it encodes
+    // llama2.c's ids 0, 1, 2 only where the vocabulary reaches them.
+    const std::vector<std::uint8_t> one = llama2c_bytes({"a"});
+    const LlamaTokenizer tiny = LlamaTokenizer::from_llama2c(one.data(), one.size(), 1, "one.bin");
+    CHECK(tiny.bos_id() == -1);
+    CHECK_THROWS_AS(tiny.encode("a"), InputError);
+    // More pieces than the model's vocabulary: another model's tokenizer.
+    const std::vector<std::uint8_t> four = llama2c_bytes({"<unk>", "<s>", "</s>", "a"});
+    CHECK_THROWS_WITH_AS(LlamaTokenizer::from_llama2c(four.data(), four.size(), 3, "four.bin"),
+                         doctest::Contains("more pieces than the model's vocabulary"), InputError);
+    CHECK(LlamaTokenizer::from_llama2c(four.data(), four.size(), 4, "four.bin").bos_id() == 1);
+}
