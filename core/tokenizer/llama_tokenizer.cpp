@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <queue>
 
 #include <nlohmann/json.hpp>
@@ -124,11 +125,15 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
 LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size_t size, int vocab_size,
                                             const std::string& source) {
     auto fail = [&](const std::string& what) { return InputError(source + ": " + what); };
+    // Without a model (vocab_size 0), as many pieces as the file holds.
+    const bool every_piece = vocab_size <= 0;
+    if (every_piece) vocab_size = std::numeric_limits<int>::max();
     std::size_t at = 0;
     auto read = [&](void* out, std::size_t n, int id) {
         if (size - at < n)
-            throw fail("the tokenizer ends at piece " + std::to_string(id) + " of the model's " + std::to_string(vocab_size) +
-                       " (is it the tokenizer of this model?)");
+            throw fail(every_piece ? "the tokenizer ends inside piece " + std::to_string(id) + ": the file is cut short"
+                                   : "the tokenizer ends at piece " + std::to_string(id) + " of the model's " +
+                                         std::to_string(vocab_size) + " (is it the tokenizer of this model?)");
         std::memcpy(out, bytes + at, n);
         at += n;
     };
@@ -140,13 +145,14 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
         throw fail("its first 4 bytes give a longest piece of " + std::to_string(max_length) +
                    " bytes: not a llama2.c tokenizer.bin (they give 1 to 65,536)");
     LlamaTokenizer t;
-    t.pieces_.resize(std::size_t(vocab_size));
-    std::vector<float> scores(static_cast<std::size_t>(vocab_size));
-    for (int id = 0; id < vocab_size; ++id) {
+    std::vector<float> scores;
+    for (int id = 0; id < vocab_size && !(every_piece && at == size); ++id) {
+        t.pieces_.emplace_back();
+        scores.emplace_back();
         std::int32_t length = 0;
-        read(&scores[std::size_t(id)], 4, id);
-        if (!std::isfinite(scores[std::size_t(id)]))
-            throw fail("piece " + std::to_string(id) + " has a score that is not finite (" + std::to_string(scores[std::size_t(id)]) + ")");
+        read(&scores.back(), 4, id);
+        if (!std::isfinite(scores.back()))
+            throw fail("piece " + std::to_string(id) + " has a score that is not finite (" + std::to_string(scores.back()) + ")");
         read(&length, 4, id);
         if (length < 0 || length > max_length)
             throw fail("piece " + std::to_string(id) + " has length " + std::to_string(length) + ", not 0 .. " +
@@ -156,8 +162,9 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
         if (first_invalid_utf8(piece)) throw fail("piece " + std::to_string(id) + " is not UTF-8 (" + invalid_utf8_text(piece) + ")");
         piece = replace_all(piece, " ", space_marker);  // llama2.c's export wrote "▁" as ' '
         t.ids_.emplace(piece, id);  // the first id of a piece held twice wins, as llama2.c's lookup does
-        t.pieces_[std::size_t(id)] = std::move(piece);
+        t.pieces_.back() = std::move(piece);
     }
+    vocab_size = int(t.pieces_.size());
     if (at != size)
         throw fail(std::to_string(size - at) + " bytes follow the model's " + std::to_string(vocab_size) +
                    " pieces: the tokenizer has more pieces than the model's vocabulary (is it the tokenizer of this model?)");

@@ -41,6 +41,7 @@ public:
     // encodes by repeatedly merging the adjacent pair whose merged piece scores
     // highest (the leftmost of equals); here every pair of pieces that forms a piece
     // becomes a merge ranked by that score, so encode() above does exactly that.
+    // vocab_size 0 reads every piece the file holds (a tokenizer read without its model).
     // Throws InputError, prefixed with `source`, for a file shorter or longer than the
     // model's vocabulary, a piece that is not UTF-8, or a score that is not finite.
     static LlamaTokenizer from_llama2c(const std::uint8_t* bytes, std::size_t size, int vocab_size,

@@ -23,6 +23,7 @@
 #include "probe_report.hpp"
 #include "process_stats.hpp"
 #include "token_list.hpp"
+#include "tokenizer_file.hpp"
 
 namespace anatomy::native {
 namespace {
@@ -63,16 +64,7 @@ LlamaTokenizer load_tokenizer(const std::string& model, const std::string& given
     const std::string path = given.empty() ? (std::filesystem::path(model) / "tokenizer.json").string() : given;
     if (!std::filesystem::exists(path))
         throw InputError(given.empty() ? "checkpoint '" + model + "' has no tokenizer.json" : "tokenizer '" + path + "' does not exist");
-    if (path.size() < 5 || path.compare(path.size() - 5, 5, ".json") != 0) {
-        const MappedFile file(path);
-        return LlamaTokenizer::from_llama2c(file.data(), file.size(), vocab_size, path);
-    }
-    try {
-        return LlamaTokenizer::from_json(read_json_file(path));
-    } catch (const InputError& e) {
-        const std::string message = e.what();
-        throw InputError(message.rfind(path, 0) == 0 ? message : path + ": " + message);
-    }
+    return read_tokenizer_file(path, vocab_size);
 }
 
 // A special token id from config.json, checked against the model's vocabulary and,

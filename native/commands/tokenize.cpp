@@ -1,4 +1,4 @@
-// attn tokenize: Llama tokenizer from a tokenizer.json, for one text or a batch.
+// attn tokenize: a Llama tokenizer (a tokenizer.json, or a llama2.c tokenizer.bin) on one text or a batch.
 #include <iostream>
 #include <memory>
 
@@ -9,6 +9,7 @@
 #include "json_input.hpp"
 #include "tensor.hpp"
 #include "tokenizer/llama_tokenizer.hpp"
+#include "tokenizer_file.hpp"
 
 namespace anatomy::native {
 namespace {
@@ -22,18 +23,9 @@ struct TokenizeOptions {
     bool json = false;
 };
 
-LlamaTokenizer load_tokenizer(const std::string& path) {
-    const nlohmann::json j = read_json_file(path);
-    try {
-        return LlamaTokenizer::from_json(j);
-    } catch (const InputError& e) {
-        throw InputError(path + ": " + e.what());
-    }
-}
-
 int run_tokenize(const TokenizeOptions& o) {
     if (o.text_given == !o.batch.empty()) throw InputError("tokenize takes either TEXT or --batch FILE");
-    const LlamaTokenizer tokenizer = load_tokenizer(o.tokenizer);
+    const LlamaTokenizer tokenizer = read_tokenizer_file(o.tokenizer);
     if (!o.no_bos && tokenizer.bos_id() < 0)
         throw InputError(o.tokenizer + " has no beginning-of-text token <s> to put first: give --no-bos");
     if (!o.batch.empty()) {
@@ -64,8 +56,8 @@ int run_tokenize(const TokenizeOptions& o) {
 
 CommandRunner add_tokenize_command(CLI::App& app) {
     auto options = std::make_shared<TokenizeOptions>();
-    CLI::App* cmd = app.add_subcommand("tokenize", "Encode text with a Llama tokenizer.json (SentencePiece BPE, byte fallback)");
-    cmd->add_option("--tokenizer", options->tokenizer, "Path to tokenizer.json")->required();
+    CLI::App* cmd = app.add_subcommand("tokenize", "Encode text with a Llama tokenizer: a tokenizer.json or a llama2.c tokenizer.bin (SentencePiece BPE, byte fallback)");
+    cmd->add_option("--tokenizer", options->tokenizer, "A tokenizer.json, or a llama2.c tokenizer.bin")->required();
     cmd->add_option("text", options->text, "Text to encode")->each([options](const std::string&) { options->text_given = true; });
     cmd->add_option("--batch", options->batch, "A JSON file with a list of strings; prints a JSON list of id lists");
     cmd->add_flag("--no-bos", options->no_bos, "Do not start with the BOS token");

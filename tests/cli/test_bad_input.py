@@ -199,6 +199,9 @@ CASES = [
     attn("parsing", ["probe", "--model", "{no_bos}"], 2, r"the tokenizer has no <s> and config\.json names no bos_token_id.*give --tokens"),
     attn("parsing", ["probe", "--model", "{no_bos}", "--tokens", "3,4,5", "--head-patterns"], 2, r"no <s>"),
     attn("parsing", ["probe", "--model", "{no_bos}", "--tokens", "3,4,5"], 0, None, r"All 4 checks passed"),
+    attn("parsing", ["tokenize", "--tokenizer", "{llama2c_tokenizer}", "Once upon"], 0, None, r"^1(,\d+)+\n1\t<s>\n"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_bad_utf8}", "abc"], 2, r"tok_bad_utf8\.bin: piece 300 is not UTF-8"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_cut}", "abc"], 2, r"tok_cut\.bin: the tokenizer ends inside piece 399: the file is cut short"),
     attn("parsing", ["tokenize", "--tokenizer", "{no_bos}/tokenizer.json", "abc"], 2, r"has no beginning-of-text token <s> to put first: give --no-bos"),
     attn("parsing", ["tokenize", "--tokenizer", "{no_bos}/tokenizer.json", "--no-bos", "abc"], 0, None, r"^3,6,23,15\n"),
     attn("parsing", ["tokenize", "--tokenizer", "{config_1e400}/config.json", "abc"], 2, r"not valid JSON"),
@@ -413,6 +416,7 @@ def make_fixtures(root):
     pieces, scores = read_llama2c_tokenizer(F["llama2c_tokenizer"], 512)
     F["tokenizer_extra"] = write("tok_extra.bin", llama2c_tokenizer(pieces + [b"zz", b"qq"], scores + [0.0, 0.0]))
     F["tokenizer_short"] = write("tok_short.bin", llama2c_tokenizer(pieces[:400], scores[:400]))
+    F["tokenizer_cut"] = write("tok_cut.bin", llama2c_tokenizer(pieces[:400], scores[:400])[:-3])
     F["tokenizer_junk"] = write("tok_junk.bin", struct.pack("<i", -345840570) + os.urandom(4000))
     bad = list(pieces)
     bad[300] = b"\xff\xfe"
