@@ -38,7 +38,7 @@ struct BenchOptions {
     std::size_t head_dim = 64;  // dh
     std::vector<std::size_t> prefill_T = {128, 512, 2048, 4096};
     std::vector<std::size_t> decode_S = {512, 4096};
-    std::vector<std::string> kernels = {"grouped", "streaming", "rows", "reference"};
+    std::vector<std::string> kernels = {"grouped", "streaming", "rows", "steps", "reference"};
     int warmup = 1;
     int min_runs = 3;
     int max_runs = 9;

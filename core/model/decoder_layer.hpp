@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../ops/attention.hpp"
+#include "../ops/attention_kernels.hpp"
 #include "../ops/heads.hpp"
 #include "../ops/linear.hpp"
 #include "../ops/rms_norm.hpp"
@@ -97,15 +98,15 @@ Tensor3<Real> decoder_layer(const ModelConfig& c, const Weights& w, const Parall
     // [anatomy:layer_attention]
     Tensor4<Real> scores, probs, heads;
     if (path == AttentionPath::grouped) {
-        scores = attention_scores(q_rope, k_cache);                   // [B, Hq, T, S]
-        probs = softmax_rows(apply_mask(scores, causal_mask(T, S)));  // [B, Hq, T, S]
-        heads = weighted_values(probs, v_cache);                      // [B, Hq, T, dh]
+        scores = attention_scores_fast(q_rope, k_cache);                        // [B, Hq, T, S]
+        probs = softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, S)));  // [B, Hq, T, S]
+        heads = weighted_values_fast(probs, v_cache);                           // [B, Hq, T, dh]
     } else {
         const Tensor4<Real> k_full = repeat_kv(k_cache, c.kv_group());  // [B, Hq, S, dh]
         const Tensor4<Real> v_full = repeat_kv(v_cache, c.kv_group());  // [B, Hq, S, dh]
-        scores = attention_scores(q_rope, k_full);
-        probs = softmax_rows(apply_mask(scores, causal_mask(T, S)));
-        heads = weighted_values(probs, v_full);
+        scores = attention_scores_fast(q_rope, k_full);
+        probs = softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, S)));
+        heads = weighted_values_fast(probs, v_full);
     }
     // [/anatomy:layer_attention]
     note("scores", scores), note("probabilities", probs), note("head_outputs", heads);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "../ops/attention.hpp"
+#include "../ops/attention_kernels.hpp"
 #include "../ops/embedding.hpp"
 #include "../ops/heads.hpp"
 #include "../ops/linear.hpp"
@@ -41,8 +42,8 @@ Tensor4<float> first_layer_probabilities(const ModelConfig& c, const FirstLayerA
     const Tensor4<float> k = split_heads(linear(h, w.wk), c.n_kv_heads);  // [B, Hkv, T, dh]
     const Tensor4<float> q_rope = apply_rope(q, positions, c.rope_theta, c.rope_pairing);
     const Tensor4<float> k_rope = apply_rope(k, positions, c.rope_theta, c.rope_pairing);
-    const Tensor4<float> scores = attention_scores(q_rope, k_rope);       // [B, Hq, T, T]; query head h reads KV head h / group
-    return softmax_rows(apply_mask(scores, causal_mask(T, T)));          // [B, Hq, T, T]
+    const Tensor4<float> scores = attention_scores_fast(q_rope, k_rope);  // [B, Hq, T, T]; query head h reads KV head h / group
+    return softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, T)));  // [B, Hq, T, T]
 }
 
 }  // namespace anatomy

@@ -3,81 +3,19 @@
 #include "exponential.hpp"
 #include "matmul.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 namespace anatomy {
-namespace {
 
 // [anatomy:kv_group]
-// Query heads per KV head; throws when the head counts do not divide.
 std::size_t kv_group(std::size_t n_query_heads, std::size_t n_kv_heads) {
     if (n_kv_heads == 0 || n_query_heads % n_kv_heads != 0)
         throw InputError("attention: query heads must be a multiple of KV heads");
     return n_query_heads / n_kv_heads;
 }
 // [/anatomy:kv_group]
-
-// [anatomy:row_scans]
-// The row scans below (and the mask's select) look at eight entries at a time as
-// one value (GCC's and clang's vector extension, as in pretrained/weight_view.cpp):
-// lane j sees entries s = j (mod 8), and the lanes are combined once per row. A
-// maximum and a "last index" are exact in any order, so the results are those of a
-// scan from the front. In wasm, a scalar scan from the back and std::max_element
-// took 1.5 of the 2.7 ms of softmax_rows on 8 heads x 256 x 256 causal scores;
-// these scans take 0.4.
-constexpr std::size_t kScanLanes = 8;
-template <typename Real> struct ScanLanes;
-template <> struct ScanLanes<float> { typedef float type __attribute__((vector_size(kScanLanes * sizeof(float)))); };
-template <> struct ScanLanes<double> { typedef double type __attribute__((vector_size(kScanLanes * sizeof(double)))); };
-
-// The length of `row` without its trailing run of `value` (a causal row's masked
-// tail: -inf among scores, 0 among probabilities): the last index holding anything
-// else, plus one; 0 when every entry is `value`.
-template <typename Real>
-std::size_t trimmed_length(const Real* row, std::size_t n, Real value) {
-    using Lanes = typename ScanLanes<Real>::type;
-    using Indices = decltype(Lanes{} != value);  // integer lanes as wide as Real
-    Indices last, index;                         // per lane: the last index holding something else (or -1); s + j
-    for (std::size_t j = 0; j < kScanLanes; ++j) last[j] = -1, index[j] = std::int64_t(j);
-    std::size_t s = 0;
-    for (; s + kScanLanes <= n; s += kScanLanes, index += kScanLanes) {
-        Lanes entries;
-        std::memcpy(&entries, row + s, sizeof entries);
-        last = entries != value ? index : last;
-    }
-    std::int64_t found = -1;
-    for (std::size_t j = 0; j < kScanLanes; ++j) found = found < last[j] ? last[j] : found;
-    for (; s < n; ++s)
-        if (row[s] != value) found = std::int64_t(s);
-    return std::size_t(found + 1);
-}
-
-// The largest of row[0 .. n) (-inf when n is 0).
-template <typename Real>
-Real row_maximum(const Real* row, std::size_t n) {
-    using Lanes = typename ScanLanes<Real>::type;
-    const Real lowest = -std::numeric_limits<Real>::infinity();
-    Lanes best;
-    for (std::size_t j = 0; j < kScanLanes; ++j) best[j] = lowest;
-    std::size_t s = 0;
-    for (; s + kScanLanes <= n; s += kScanLanes) {
-        Lanes entries;
-        std::memcpy(&entries, row + s, sizeof entries);
-        best = best < entries ? entries : best;
-    }
-    Real found = lowest;
-    for (std::size_t j = 0; j < kScanLanes; ++j) found = found < best[j] ? best[j] : found;
-    for (; s < n; ++s) found = found < row[s] ? row[s] : found;
-    return found;
-}
-// [/anatomy:row_scans]
-
-}  // namespace
 
 // [anatomy:causal_mask]
 Mask causal_mask(std::size_t T, std::size_t S) {
@@ -91,27 +29,6 @@ Mask causal_mask(std::size_t T, std::size_t S) {
 // [/anatomy:causal_mask]
 
 // [anatomy:attention_scores]
-namespace {
-
-constexpr std::size_t kKeyBlock = 16;  // keys scored side by side
-
-// out[j] = (sum_d q_row[d] * k_t[d, j]) * scale for j < width, the sum in order of d:
-// the same bits as key by key. The width accumulators stay in registers for the
-// whole sum (with a run-time width they were kept in memory).
-//   q_row: [dh], k_t: the keys' channels, row stride S
-template <std::size_t width, typename Real>
-void score_block(const Real* q_row, const Real* k_t, std::size_t S, std::size_t dh, Real scale, Real* out) {
-    Real acc[width] = {};
-    for (std::size_t d = 0; d < dh; ++d) {
-        const Real q_d = q_row[d];
-        const Real* k_d = k_t + d * S;  // channel d of this block's keys
-        for (std::size_t j = 0; j < width; ++j) acc[j] += q_d * k_d[j];
-    }
-    for (std::size_t j = 0; j < width; ++j) out[j] = acc[j] * scale;
-}
-
-}  // namespace
-
 template <typename Real>
 Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k) {
     const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), dh = q.shape(3);
@@ -120,22 +37,20 @@ Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k) {
     const std::size_t group = kv_group(Hq, Hkv);
     const Real scale = Real(1.0 / std::sqrt(double(dh)));
 
-    // Each KV head's keys transposed once, [dh, S], so that a query's scores against
-    // a block of keys are computed side by side, one lane per key (vectorised).
-    std::vector<Real> k_t(dh * S);
     Tensor4<Real> scores({B, Hq, T, S});
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < Hq; ++h) {
-            const Real* k_head = &k(b, h / group, 0, 0);  // GQA: query head h reads KV head h / group, in place
-            if (h % group == 0)                           // the first query head of its group: transpose [S, dh]
-                for (std::size_t s = 0; s < S; ++s)
-                    for (std::size_t d = 0; d < dh; ++d) k_t[d * S + s] = k_head[s * dh + d];
+            const Real* q_head = &q(b, h, 0, 0);          // [T, dh] this query head
+            const Real* k_head = &k(b, h / group, 0, 0);  // [S, dh] the KV head it reads (GQA: an index, no copy)
+            Real* out = &scores(b, h, 0, 0);              // [T, S]
             for (std::size_t t = 0; t < T; ++t) {
-                const Real* q_row = &q(b, h, t, 0);
-                Real* out = &scores(b, h, t, 0);
-                std::size_t s0 = 0;
-                for (; s0 + kKeyBlock <= S; s0 += kKeyBlock) score_block<kKeyBlock>(q_row, k_t.data() + s0, S, dh, scale, out + s0);
-                for (; s0 < S; ++s0) score_block<1>(q_row, k_t.data() + s0, S, dh, scale, out + s0);
+                const Real* q_row = q_head + t * dh;      // [dh] query t
+                for (std::size_t s = 0; s < S; ++s) {
+                    const Real* k_row = k_head + s * dh;  // [dh] key s
+                    Real dot = 0;                         // q_row . k_row, summed over the channels in order
+                    for (std::size_t d = 0; d < dh; ++d) dot += q_row[d] * k_row[d];
+                    out[t * S + s] = dot * scale;
+                }
             }
         }
     return scores;
@@ -143,30 +58,6 @@ Tensor4<Real> attention_scores(const Tensor4<Real>& q, const Tensor4<Real>& k) {
 // [/anatomy:attention_scores]
 
 // [anatomy:apply_mask]
-namespace {
-
-// out[i] = allowed[i] ? in[i] : forbidden for i < n, eight at a time as one value:
-// written as a plain loop, clang's wasm build kept it scalar (widening the mask's
-// bytes to lanes as wide as a float is what it would not do).
-template <typename Real>
-void select_allowed(const Real* in, const std::uint8_t* allowed, std::size_t n, Real forbidden, Real* out) {
-    using Lanes = typename ScanLanes<Real>::type;
-    using Flags = decltype(Lanes{} != forbidden);  // integer lanes as wide as Real
-    typedef std::uint8_t Bytes __attribute__((vector_size(kScanLanes)));
-    std::size_t i = 0;
-    for (; i + kScanLanes <= n; i += kScanLanes) {
-        Lanes entries;
-        std::memcpy(&entries, in + i, sizeof entries);
-        Bytes bytes;
-        std::memcpy(&bytes, allowed + i, sizeof bytes);
-        const Lanes selected = __builtin_convertvector(bytes, Flags) != 0 ? entries : forbidden;
-        std::memcpy(out + i, &selected, sizeof selected);
-    }
-    for (; i < n; ++i) out[i] = allowed[i] ? in[i] : forbidden;
-}
-
-}  // namespace
-
 template <typename Real>
 Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed) {
     const std::size_t T = scores.shape(2), S = scores.shape(3);
@@ -174,8 +65,11 @@ Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed) {
     const std::size_t planes = scores.shape(0) * scores.shape(1);
     const Real forbidden = -std::numeric_limits<Real>::infinity();
     Tensor4<Real> masked(scores.shape());
-    for (std::size_t p = 0; p < planes; ++p)
-        select_allowed(scores.data() + p * T * S, allowed.data(), T * S, forbidden, masked.data() + p * T * S);
+    for (std::size_t p = 0; p < planes; ++p) {
+        const Real* in = scores.data() + p * T * S;  // [T, S] one head of one sequence
+        Real* out = masked.data() + p * T * S;       // [T, S]
+        for (std::size_t i = 0; i < T * S; ++i) out[i] = allowed.data()[i] ? in[i] : forbidden;
+    }
     return masked;
 }
 // [/anatomy:apply_mask]
@@ -187,56 +81,27 @@ Tensor4<Real> softmax_rows(const Tensor4<Real>& x) {
     const std::size_t rows = x.size() / (S ? S : 1);
     Tensor4<Real> probs(x.shape());
     for (std::size_t r = 0; r < rows; ++r) {
-        const Real* in = x.data() + r * S;
-        Real* out = probs.data() + r * S;
-        // Keys after the last allowed one (a causal row's masked tail) get exactly 0
-        // and take no part below, as e^-inf = 0 would give them.
-        const std::size_t end = trimmed_length(in, S, -std::numeric_limits<Real>::infinity());
-        std::fill(out + end, out + S, Real(0));
-        if (end == 0) continue;  // no allowed key: a row of zeros rather than NaN
-        const Real row_max = row_maximum(in, end);
-        // exponential (ops/exponential.hpp) gives the same bits natively and in wasm; in a
-        // loop of its own it vectorises (the sum, in order of s, cannot).
-        for (std::size_t s = 0; s < end; ++s) out[s] = exponential(in[s] - row_max);  // e^-inf = 0 for forbidden keys
+        const Real* in = x.data() + r * S;  // [S] one query's scores against every key
+        Real* out = probs.data() + r * S;   // [S]
+        const Real masked = -std::numeric_limits<Real>::infinity();
+        std::size_t allowed_keys = 0;
+        for (std::size_t s = 0; s < S; ++s) allowed_keys += in[s] != masked;
+        if (allowed_keys == 0) {  // every key masked: a row of zeros rather than 0 / 0 = NaN
+            for (std::size_t s = 0; s < S; ++s) out[s] = 0;
+            continue;
+        }
+        Real row_max = masked;
+        for (std::size_t s = 0; s < S; ++s) row_max = row_max < in[s] ? in[s] : row_max;
+        for (std::size_t s = 0; s < S; ++s) out[s] = exponential(in[s] - row_max);  // e^-inf = 0 for a masked key
         Real sum = 0;
-        for (std::size_t s = 0; s < end; ++s) sum += out[s];
-        for (std::size_t s = 0; s < end; ++s) out[s] /= sum;
+        for (std::size_t s = 0; s < S; ++s) sum += out[s];
+        for (std::size_t s = 0; s < S; ++s) out[s] /= sum;
     }
     return probs;
 }
 // [/anatomy:softmax_rows]
 
 // [anatomy:weighted_values]
-namespace {
-
-constexpr std::size_t kChannels = 8;  // output channels per register accumulator
-constexpr std::size_t kQueryRows = 4;  // query rows summed side by side
-
-// out[r, d0 .. d0 + width) = sum_{s < ends[r]} p_rows[r][s] * v[s, d0 ..] for r < kQueryRows,
-// each sum in order of s. The rows' sums are independent chains of additions, so four
-// side by side keep the adder busy where one waits on its own result; v[s] is read
-// once for all four. Keys past a row's end (its masked tail) are left out of that row
-// only. In wasm, 8 heads x 256 causal rows (dh = 8) took 1.8 ms one row at a time and
-// 1.1 ms four at a time; eight at a time, 1.4 (the accumulators no longer fit in registers).
-template <typename Real>
-void weighted_rows(const Real* const* p_rows, const std::size_t* ends, const Real* v_head, std::size_t dh,
-                   std::size_t d0, std::size_t width, Real* const* outs) {
-    const std::size_t shared = *std::min_element(ends, ends + kQueryRows);  // keys every row reads
-    Real acc[kQueryRows][kChannels] = {};
-    for (std::size_t s = 0; s < shared; ++s) {
-        const Real* v_row = v_head + s * dh + d0;
-        for (std::size_t r = 0; r < kQueryRows; ++r)
-            for (std::size_t d = 0; d < width; ++d) acc[r][d] += p_rows[r][s] * v_row[d];
-    }
-    for (std::size_t r = 0; r < kQueryRows; ++r) {
-        for (std::size_t s = shared; s < ends[r]; ++s)
-            for (std::size_t d = 0; d < width; ++d) acc[r][d] += p_rows[r][s] * v_head[s * dh + d0 + d];
-        std::copy(acc[r], acc[r] + width, outs[r] + d0);
-    }
-}
-
-}  // namespace
-
 template <typename Real>
 Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v) {
     const std::size_t B = probs.shape(0), Hq = probs.shape(1), T = probs.shape(2), S = probs.shape(3);
@@ -245,24 +110,19 @@ Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v
     const std::size_t group = kv_group(Hq, Hkv);
 
     Tensor4<Real> out({B, Hq, T, dh});
-    std::vector<Real> spare(dh);  // the output of a short tile's padding rows
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < Hq; ++h) {
-            const Real* v_head = &v(b, h / group, 0, 0);  // [S, dh] GQA: the shared KV head, read in place
-            for (std::size_t t0 = 0; t0 < T; t0 += kQueryRows) {
-                const Real* p_rows[kQueryRows];
-                Real* outs[kQueryRows];
-                std::size_t ends[kQueryRows];
-                for (std::size_t r = 0; r < kQueryRows; ++r) {
-                    const bool real_row = t0 + r < T;  // a short last tile pads with empty rows
-                    p_rows[r] = &probs(b, h, real_row ? t0 + r : t0, 0);
-                    outs[r] = real_row ? &out(b, h, t0 + r, 0) : spare.data();
-                    // Keys after the last one with a nonzero weight (a causal row's masked
-                    // tail) add 0 times a finite value vector: they are left out.
-                    ends[r] = real_row ? trimmed_length(p_rows[r], S, Real(0)) : 0;
+            const Real* p_head = &probs(b, h, 0, 0);      // [T, S] this head's weights
+            const Real* v_head = &v(b, h / group, 0, 0);  // [S, dh] the KV head's values (GQA: the same index as the keys)
+            Real* o_head = &out(b, h, 0, 0);              // [T, dh]
+            for (std::size_t t = 0; t < T; ++t) {
+                const Real* p_row = p_head + t * S;       // [S] query t's weights
+                Real* o_row = o_head + t * dh;            // [dh]
+                for (std::size_t d = 0; d < dh; ++d) {
+                    Real acc = 0;                         // sum over keys of weight times value, in order of s
+                    for (std::size_t s = 0; s < S; ++s) acc += p_row[s] * v_head[s * dh + d];
+                    o_row[d] = acc;
                 }
-                for (std::size_t d0 = 0; d0 < dh; d0 += kChannels)
-                    weighted_rows(p_rows, ends, v_head, dh, d0, std::min(kChannels, dh - d0), outs);
             }
         }
     return out;

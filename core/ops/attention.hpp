@@ -2,6 +2,11 @@
 //   scores = q k^T / sqrt(dh)   ->  mask  ->  softmax over keys  ->  probs @ v
 // Grouped-query attention is an index, never a copy: query head h reads KV head
 // h / group, where group = Hq / Hkv (llama2.c's kv_mul).
+//
+// These are the reference, written as the formulas read: plain loops, every sum in
+// order. The model runs the same four steps vectorised (v4 in attention_kernels.hpp,
+// ops/attention_fast_steps.cpp), which give these bits exactly for finite inputs
+// (tests/unit/test_attention_steps.cpp holds them to each other).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +15,9 @@
 #include "../tensor.hpp"
 
 namespace anatomy {
+
+// Query heads per KV head, Hq / Hkv; throws InputError when the head counts do not divide.
+std::size_t kv_group(std::size_t n_query_heads, std::size_t n_kv_heads);
 
 // The causal mask for T new queries over S keys (S >= T), cell by cell from
 // masks.hpp's causal_allows (the rule lives there, with every other mask).   ->  [T, S]

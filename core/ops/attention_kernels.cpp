@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "exponential.hpp"
 #include "heads.hpp"
 
 namespace anatomy {
@@ -65,26 +66,6 @@ constexpr std::size_t kTileRows = 32;                // streaming: query rows pe
 constexpr std::size_t kBlockKeys = 8 * kKeys;        // streaming: keys per online-softmax step (Bc)
 
 // ---- small vector helpers ---------------------------------------------------------
-
-// exp(x) for x <= 0, the softmax argument after the row maximum is subtracted.
-// Cephes' expf: x = n ln2 + r with |r| <= ln2 / 2, exp(r) by its polynomial,
-// 2^n written into the exponent bits. About 2 ulp; a branch-free body the
-// compiler vectorises (libm's expf is a call per element). Arguments below -87
-// are clamped there (weights under 2e-38 instead of smaller ones).
-inline float exp_nonpositive(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2)
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    const float z = r * r;
-    const float poly =
-        ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
-           1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r) + 1.0f;
-    const std::int32_t bits = (std::int32_t(n) + 127) * (1 << 23);  // 2^n as a float's bit pattern
-    float two_n;
-    std::memcpy(&two_n, &bits, sizeof two_n);
-    return poly * two_n;
-}
 
 // Sum of kLanes partial sums, pairwise, in a fixed order.
 inline float sum_lanes(float* lane) {
@@ -136,7 +117,7 @@ inline float sum_of(const float* x, std::size_t n) {
 // x[s] <- exp(x[s] - m) for s < n; returns the sum of the results.
 inline float exp_shifted(float* x, std::size_t n, float m) {
     #pragma omp simd
-    for (std::size_t s = 0; s < n; ++s) x[s] = exp_nonpositive(x[s] - m);
+    for (std::size_t s = 0; s < n; ++s) x[s] = exponential(x[s] - m);
     return sum_of(x, n);
 }
 
@@ -501,7 +482,7 @@ Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>
                             if (visible[r] > 0) {
                                 const std::size_t i = r0 + r;
                                 const float m_new = std::max(m[i], max_of(s_r, visible[r]));
-                                alpha[r] = m[i] == neg_inf ? 0.0f : exp_nonpositive(m[i] - m_new);
+                                alpha[r] = m[i] == neg_inf ? 0.0f : exponential(m[i] - m_new);
                                 l[i] = l[i] * alpha[r] + exp_shifted(s_r, visible[r], m_new);
                                 m[i] = m_new;
                             }

@@ -28,6 +28,11 @@
 //                           m, sum l and unnormalised output O, never holding more
 //                           than Br x Bc scores (K read in place for a decode step,
 //                           as in v2). Scratch: the K copy plus O(Br x (Bc + dh)).
+//   v4 attention_steps      v0's four steps as four calls, each vectorised
+//                           (ops/attention_fast_steps.cpp): the same bits as v0,
+//                           and it keeps scores and probabilities [B, Hq, T, S].
+//                           What the model runs: its trace, the page's widgets and
+//                           training's backward read those probabilities.
 //
 // v1-v3 skip masked keys instead of computing then masking them: a row (v1) or a
 // tile of rows (v2, v3) stops at the last key it may see, so only the diagonal's
@@ -35,6 +40,7 @@
 // masked key. Tile sizes and measured speeds are at the top of attention_kernels.cpp.
 #pragma once
 
+#include "../masks.hpp"
 #include "../tensor.hpp"
 
 namespace anatomy {
@@ -50,6 +56,19 @@ Tensor4<Real> attention_reference(const Tensor4<Real>& q, const Tensor4<Real>& k
 Tensor4<float> attention_rows(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v);
 Tensor4<float> attention_grouped(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v);
 Tensor4<float> attention_streaming(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v);
+
+// v4: the steps of attention.hpp, vectorised, with the same contracts and, for finite
+// inputs, the same bits (float and double). The model calls these four.
+template <typename Real>
+Tensor4<Real> attention_scores_fast(const Tensor4<Real>& q, const Tensor4<Real>& k);
+template <typename Real>
+Tensor4<Real> apply_mask_fast(const Tensor4<Real>& scores, const Mask& allowed);
+template <typename Real>
+Tensor4<Real> softmax_rows_fast(const Tensor4<Real>& x);
+template <typename Real>
+Tensor4<Real> weighted_values_fast(const Tensor4<Real>& probs, const Tensor4<Real>& v);
+// ... and composed with the causal mask, for the benchmark: the same contract as v0.
+Tensor4<float> attention_steps(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v);
 
 // Throws InputError unless q, k, v have the shapes above with S >= T and Hq a
 // multiple of Hkv. Every kernel calls it before any work.

@@ -1,4 +1,5 @@
-// e^x for softmax, written out so that it
+// e^x for softmax, the core's one exponential (the reference, the vectorised steps the
+// model runs and the fast kernels v1 to v3 all call it), written out so that it
 //   - gives the same bits with g++, Emscripten's clang and nvcc's host compiler (a
 //     C library's expf may differ in the last bit between libraries: glibc natively,
 //     musl in wasm), so native and wasm probabilities agree exactly;

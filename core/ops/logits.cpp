@@ -48,13 +48,20 @@ Tensor3<Real> tied_logits_backward(const Tensor3<Real>& x, const Matrix<Real>& e
 
 namespace {
 
-// log softmax of one row at `target`, stably: logit - max - log(sum exp(logit - max)).
+// A row of logits' softmax, stably, in fp64: the row's maximum `high` and
+// sum = sum_v exp(logit_v - high), so that
+//   softmax(row)[v]     = exp(logit_v - high) / sum
+//   log softmax(row)[v] = logit_v - high - log(sum)
+struct SoftmaxNormaliser {
+    double high, sum;
+};
+
 template <typename Real>
-double log_probability(const Real* row, std::size_t V, std::int32_t target) {
+SoftmaxNormaliser softmax_normaliser(const Real* row, std::size_t V) {
     const double high = double(*std::max_element(row, row + V));
     double sum = 0;
     for (std::size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - high);
-    return double(row[target]) - high - std::log(sum);
+    return {high, sum};
 }
 
 }  // namespace
@@ -66,7 +73,9 @@ double cross_entropy(const Tensor3<Real>& logits, const TokenIds& targets) {
     for (std::size_t r = 0; r < rows; ++r) {
         const std::int32_t target = targets.data()[r];
         if (target < 0 || std::size_t(target) >= V) throw InputError("cross_entropy: target " + std::to_string(target) + " is outside the vocabulary");
-        total -= log_probability(logits.data() + r * V, V, target);
+        const Real* row = logits.data() + r * V;  // [V]
+        const SoftmaxNormaliser n = softmax_normaliser(row, V);
+        total -= double(row[target]) - n.high - std::log(n.sum);  // -log softmax(row)[target]
     }
     return total / double(rows);
 }
@@ -78,11 +87,9 @@ Tensor3<Real> cross_entropy_backward(const Tensor3<Real>& logits, const TokenIds
     for (std::size_t r = 0; r < rows; ++r) {
         const Real* row = logits.data() + r * V;
         Real* out = dlogits.data() + r * V;
-        const double high = double(*std::max_element(row, row + V));
-        double sum = 0;
-        for (std::size_t v = 0; v < V; ++v) sum += std::exp(double(row[v]) - high);
+        const SoftmaxNormaliser n = softmax_normaliser(row, V);
         for (std::size_t v = 0; v < V; ++v) {
-            const double p = std::exp(double(row[v]) - high) / sum;
+            const double p = std::exp(double(row[v]) - n.high) / n.sum;  // softmax(row)[v]
             out[v] = Real((p - (std::int32_t(v) == targets.data()[r] ? 1.0 : 0.0)) / double(rows));
         }
     }

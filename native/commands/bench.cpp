@@ -106,7 +106,7 @@ CommandRunner add_bench_command(CLI::App& app) {
     c->cpu->add_option("--out", c->out_path, "Also write the JSON report to this file");
     c->cpu->add_option("--prefill", c->prefill, "Comma-separated prefill lengths T (default 128,512,2048,4096)");
     c->cpu->add_option("--decode", c->decode, "Comma-separated cache lengths S for decode (default 512,4096)");
-    c->cpu->add_option("--kernels", c->kernels, "Comma-separated kernels: grouped, streaming, rows, reference");
+    c->cpu->add_option("--kernels", c->kernels, "Comma-separated kernels: grouped, streaming, rows, steps, reference");
     c->cpu->add_option("--runs", c->runs, "Most timed runs per cell (default 9)");
     c->cpu->add_option("--reference-max-t", c->reference_max_t,
                        "Longest T the materialising reference runs at (default 1024)");

@@ -16,7 +16,7 @@ import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ATTN = os.environ.get("ATTN", os.path.join(REPO, "build", "native", "native", "attn"))
-OUR_KERNELS = {"grouped", "streaming", "rows", "reference"}
+OUR_KERNELS = {"grouped", "streaming", "rows", "steps", "reference"}
 
 
 def run_attn(*args):

@@ -5,8 +5,8 @@
 // a kernel's max |error| against the fp64 reference may be at most twice the fp32
 // reference's own max |error| on the same inputs, plus 1e-6 (about 8 ulp at 1.0)
 // for outputs the fp32 reference gets exactly right. The kernels sum in another
-// order, use fused multiply-add where the machine has it and their own exp
-// (about 2 ulp), so they are not bit-identical to the reference, but no less accurate.
+// order and use fused multiply-add where the machine has it, so they are not
+// bit-identical to the reference, but no less accurate.
 #include <cmath>
 #include <limits>
 

@@ -9,6 +9,7 @@
 
 #include "model/random_tensor.hpp"
 #include "ops/attention.hpp"
+#include "ops/attention_kernels.hpp"
 #include "ops/exponential.hpp"
 #include "ops/embedding.hpp"
 #include "ops/heads.hpp"
@@ -161,8 +162,8 @@ TEST_CASE("weighted values with a one-hot row copy that value vector") {
 }
 
 // The attention steps as four plain loops, each sum in the order the core promises
-// (over d for a score, over s for a row's total and a weighted sum): the core's
-// vectorised versions must give these bits exactly.
+// (over d for a score, over s for a row's total and a weighted sum), written apart
+// from the core: its reference steps and its vectorised ones must give these bits exactly.
 template <typename Real>
 struct PlainAttention {
     Tensor4<Real> scores, masked, probs, out;
@@ -205,7 +206,7 @@ bool same_bits(const Tensor4<Real>& a, const Tensor4<Real>& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Real)) == 0;
 }
 
-TEST_CASE("the vectorised attention steps give the bits of plain in-order loops") {
+TEST_CASE("the reference attention steps and the vectorised ones give the bits of plain in-order loops") {
     // Sizes that leave every vector loop a tail: S = 21 keys (not a multiple of 8 or
     // 16), T = 7 queries (not a multiple of 4), head size 12 (one full and one partial
     // group of 8 channels); the mask has holes, a fully masked row and a causal tail.
@@ -220,25 +221,34 @@ TEST_CASE("the vectorised attention steps give the bits of plain in-order loops"
     const Tensor4<float> v = random_tensor<double, 4>({2, 2, S, dh}, 44);
     const PlainAttention<float> plain = plain_attention(q, k, v, allowed);
 
-    const Tensor4<float> scores = attention_scores(q, k);
-    const Tensor4<float> masked = apply_mask(scores, allowed);
-    const Tensor4<float> probs = softmax_rows(masked);
+    // The reference steps (ops/attention.cpp) and the vectorised ones the model runs.
+    const Tensor4<float> scores = attention_scores(q, k), scores_fast = attention_scores_fast(q, k);
+    const Tensor4<float> masked = apply_mask(scores, allowed), masked_fast = apply_mask_fast(scores, allowed);
+    const Tensor4<float> probs = softmax_rows(masked), probs_fast = softmax_rows_fast(masked);
     CHECK(same_bits(scores, plain.scores));
+    CHECK(same_bits(scores_fast, plain.scores));
     CHECK(same_bits(masked, plain.masked));
+    CHECK(same_bits(masked_fast, plain.masked));
     CHECK(same_bits(probs, plain.probs));
+    CHECK(same_bits(probs_fast, plain.probs));
     CHECK(same_bits(weighted_values(probs, v), plain.out));
+    CHECK(same_bits(weighted_values_fast(probs, v), plain.out));
     // The check can fail: one weight moved by a thousandth changes the weighted sum's bits.
     Tensor4<float> nudged = probs;
     nudged(1, 2, 6, 15) += 1e-3f;
     REQUIRE(allowed(6, 15));
     CHECK_FALSE(same_bits(weighted_values(nudged, v), plain.out));
+    CHECK_FALSE(same_bits(weighted_values_fast(nudged, v), plain.out));
 
     const Tensor4<double> q64 = random_tensor<double, 4>({1, 2, T, dh}, 45), k64 = random_tensor<double, 4>({1, 1, S, dh}, 46);
     const Tensor4<double> v64 = random_tensor<double, 4>({1, 1, S, dh}, 47);
     const PlainAttention<double> plain64 = plain_attention(q64, k64, v64, allowed);
     const Tensor4<double> probs64 = softmax_rows(apply_mask(attention_scores(q64, k64), allowed));
+    const Tensor4<double> probs64_fast = softmax_rows_fast(apply_mask_fast(attention_scores_fast(q64, k64), allowed));
     CHECK(same_bits(probs64, plain64.probs));
+    CHECK(same_bits(probs64_fast, plain64.probs));
     CHECK(same_bits(weighted_values(probs64, v64), plain64.out));
+    CHECK(same_bits(weighted_values_fast(probs64, v64), plain64.out));
 }
 
 TEST_CASE("split_heads puts channel h*dh + d of position t at [h, t, d], and merge_heads undoes it") {

@@ -20,7 +20,7 @@ export const SECTIONS = {
   // core/model/decoder_layer.hpp: the order of calls in decoder_layer(), the one block every CPU model runs
   layer_attn_in: { file: 'core/model/decoder_layer.hpp', contains: ['rms_norm(x, w.attn_norm', 'project(h, w.wq, parallel)', 'split_heads(', 'apply_rope('] },
   layer_cache_append: { file: 'core/model/decoder_layer.hpp', contains: ['cache.append(k_rope, v)', 'cache.keys()', 'cache.values()'] },
-  layer_attention: { file: 'core/model/decoder_layer.hpp', contains: ['attention_scores(', 'causal_mask(T, S)', 'softmax_rows(', 'weighted_values('] },
+  layer_attention: { file: 'core/model/decoder_layer.hpp', contains: ['attention_scores_fast(', 'causal_mask(T, S)', 'softmax_rows_fast(', 'weighted_values_fast('] },
   layer_attn_out: { file: 'core/model/decoder_layer.hpp', contains: ['merge_heads(heads)', 'residual_add(x, update)'] },
   layer_ffn: { file: 'core/model/decoder_layer.hpp', contains: ['rms_norm(after_attention', 'swiglu_hidden(', 'residual_add(after_attention'] },
   // core/model/forward.cpp: the tiny model's cache layer, and forward()
@@ -42,13 +42,13 @@ export const SECTIONS = {
   repeat_kv: { file: 'core/ops/heads.cpp', contains: ['Tensor4<Real> repeat_kv(', 'h / std::size_t(group)'] },
   rope: { file: 'core/ops/rope.cpp', contains: ['rope_angles(', 'std::pow(theta', 'Tensor4<Real> apply_rope(', 'a * c - bb * s'],
     noContract: { rope_pair_channels: 'two channel numbers, no tensor' } },
-  kv_group: { file: 'core/ops/attention.cpp', contains: ['std::size_t kv_group(', 'n_query_heads / n_kv_heads'] },
+  kv_group: { file: 'core/ops/attention.cpp', contains: ['std::size_t kv_group(', 'n_query_heads / n_kv_heads'],
+    noContract: { kv_group: 'two head counts in, one count out; no tensor' } },
   causal_mask: { file: 'core/ops/attention.cpp', contains: ['Mask causal_mask(', 'causal_allows('] },
   attention_scores: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> attention_scores(', 'h / group', 'std::sqrt'] },
   apply_mask: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> apply_mask(', 'infinity()'] },
-  row_scans: { file: 'core/ops/attention.cpp', contains: ['std::size_t trimmed_length(', 'Real row_maximum('] },
   softmax_rows: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> softmax_rows(', 'in[s] - row_max'] },
-  weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p_rows[r][s] * v_row[d]'] },
+  weighted_values: { file: 'core/ops/attention.cpp', contains: ['Tensor4<Real> weighted_values(', 'h / group', 'p_row[s] * v_head[s * dh + d]'] },
   swiglu: { file: 'core/ops/swiglu.cpp', contains: ['Tensor3<Real> silu(', 'Tensor3<Real> swiglu_hidden(', 'Tensor3<Real> swiglu(', 'gate * up'],
     noContract: { silu: 'elementwise: the shape of its input' } },
   tied_logits: { file: 'core/ops/logits.cpp', contains: ['Tensor3<Real> tied_logits(', 'x_row[d] * e_row[d]'] },
@@ -270,16 +270,12 @@ export const OPERATIONS = [
             note: 'The GQA line. Integer division sends heads 0 and 1 to KV head 0, heads 2 and 3 to KV head 1. h % Hkv would pair the wrong heads.',
           },
           {
-            match: 'k_t[d * S + s] = k_head[s * dh + d]',
-            note: 'The shared KV head’s keys, transposed to [dh, S] once per group, so the loop below works on all keys side by side. Layout only: no key is changed.',
+            match: 'for (std::size_t s = 0; s < S; ++s) {',
+            note: 'Every query t against every key s: all S keys, the cached ones included. The mask decides later which of these scores count.',
           },
           {
-            match: 'acc[j] += q_d * k_d[j]',
-            note: 'Score s0 + j is the dot product of the query row with key row s0 + j, summed over the dh channels in order; sixteen keys are scored side by side, their sums kept in registers.',
-          },
-          {
-            match: 'for (; s0 + kKeyBlock <= S; s0 += kKeyBlock)',
-            note: 'Block after block of sixteen keys, then the last few one by one: s runs over all S keys, cached ones included.',
+            match: 'dot += q_row[d] * k_row[d]',
+            note: 'The dot product of query t with key s, summed over the dh channels in order: a large value means the key matches what the query looks for.',
           },
         ],
       },
@@ -287,7 +283,10 @@ export const OPERATIONS = [
         label: 'Call in decoder_layer()',
         sections: ['layer_attention'],
         notes: [
-          { match: 'attention_scores(q_rope, k_cache)', note: 'The grouped path hands over the cache’s Hkv heads as they are.' },
+          {
+            match: 'attention_scores_fast(q_rope, k_cache)',
+            note: 'The grouped path hands over the cache’s Hkv heads as they are. The model runs the _fast version of each step: the same loops, many keys at a time, giving exactly these bits (tests/unit/test_attention_steps.cpp).',
+          },
           {
             match: 'repeat_kv(k_cache',
             note: 'The reference path copies each KV head `group` times first; `attn verify` checks that the two paths agree.',
@@ -323,11 +322,15 @@ export const OPERATIONS = [
           },
           {
             match: 'causal_allows(t, s, history)',
-            note: 'The rule, defined in attention.hpp: allowed when s ≤ t + history. A position always sees itself, so no row is empty.',
+            note: 'The rule, defined in masks.hpp: allowed when s ≤ t + history. A position always sees itself, so no row is empty.',
           },
           {
             match: 'const std::size_t planes = scores.shape(0) * scores.shape(1);',
             note: 'One [T, S] mask serves every sequence and head: it is applied to each of the B·H planes.',
+          },
+          {
+            match: 'allowed.data()[i] ? in[i] : forbidden',
+            note: 'Cell by cell: an allowed score passes unchanged, a forbidden one becomes −∞.',
           },
           {
             match: '-std::numeric_limits<Real>::infinity()',
@@ -340,7 +343,7 @@ export const OPERATIONS = [
         sections: ['layer_attention'],
         notes: [
           {
-            match: 'apply_mask(scores, causal_mask(T, S))',
+            match: 'apply_mask_fast(scores, causal_mask(T, S))',
             note: 'The mask goes on the scores, before the softmax, never on the probabilities. T and S come from the cache a few lines above.',
           },
         ],
@@ -356,25 +359,17 @@ export const OPERATIONS = [
     views: [
       {
         label: 'Definition',
-        sections: ['row_scans', 'softmax_rows'],
+        sections: ['softmax_rows'],
         notes: [
           {
             match: 'const std::size_t rows = x.size() / (S ? S : 1);',
             note: 'Every (b, h, t) is one row of S scores; the tensor is walked as rows × S.',
           },
           {
-            match: 'trimmed_length(in, S, -std::numeric_limits<Real>::infinity())',
-            note: 'A causal row ends in masked keys. exp(−∞) would give them exactly 0, so they are set to 0 and skipped: the same numbers, half the work.',
-          },
-          {
-            match: 'last = entries != value ? index : last;',
-            note: 'The scans read eight entries at a time as one vector value; each lane keeps the last index it saw that is not masked. The lanes are combined once per row: a last index, like a maximum, comes out the same in any order.',
-          },
-          {
-            match: 'if (end == 0) continue;',
+            match: 'if (allowed_keys == 0) {',
             note: 'A row whose keys are all masked would compute 0 / 0 = NaN; it stays all zeros instead. The causal mask never makes such a row, other masks can.',
           },
-          { match: 'const Real row_max = row_maximum(in, end);', note: 'First, the largest score of the row.' },
+          { match: 'row_max = row_max < in[s] ? in[s] : row_max', note: 'First, the largest score of the row.' },
           {
             match: 'exponential(in[s] - row_max)',
             note: 'Why subtract the max: softmax is unchanged when a row is shifted by a constant, and after the shift the largest term is exp(0) = 1, so nothing overflows even for huge scores. exponential() is the core’s own e^x (ops/exponential.hpp), so the page and the native tool get the same bits.',
@@ -385,7 +380,7 @@ export const OPERATIONS = [
       {
         label: 'Call in decoder_layer()',
         sections: ['layer_attention'],
-        notes: [{ match: 'softmax_rows(', note: 'Applied to the masked scores; probs keeps the shape [B, Hq, T, S].' }],
+        notes: [{ match: 'softmax_rows_fast(', note: 'Applied to the masked scores; probs keeps the shape [B, Hq, T, S]. The _fast version skips a causal row’s masked tail, whose e^−∞ = 0 adds nothing, and gives the same bits.' }],
       },
     ],
   },
@@ -401,18 +396,17 @@ export const OPERATIONS = [
         sections: ['weighted_values'],
         notes: [
           {
-            match: 'Real acc[kQueryRows][kChannels] = {};',
-            note: 'Four query rows times eight output channels start at zero and accumulate one scaled value row per key. Four rows side by side keep the adder busy; each row still sums its keys in order.',
-          },
-          {
             match: 'const Real* v_head = &v(b, h / group, 0, 0);',
             note: 'The same GQA index as for the keys: query head h mixes the values of KV head h / group.',
           },
           {
-            match: 'trimmed_length(p_rows[r], S, Real(0))',
-            note: 'The masked keys at the end of a causal row have p = 0 and would add nothing: they are skipped.',
+            match: 'Real acc = 0;',
+            note: 'Output channel d of query t starts at zero and gathers one share per key.',
           },
-          { match: 'acc[r][d] += p_rows[r][s] * v_row[d]', note: 'Add p[t, s] times value row s.' },
+          {
+            match: 'acc += p_row[s] * v_head[s * dh + d]',
+            note: 'Add p[t, s] times channel d of value row s. A masked key has p = 0 and adds nothing.',
+          },
         ],
       },
       {
@@ -420,7 +414,7 @@ export const OPERATIONS = [
         sections: ['layer_attention'],
         notes: [
           {
-            match: 'weighted_values(probs, v_cache)',
+            match: 'weighted_values_fast(probs, v_cache)',
             note: 'Reads the cached values, which already include this pass’s v (appended a few lines earlier).',
           },
         ],
