@@ -1,9 +1,10 @@
 // How a page finds its widgets and builds each one as it comes near the viewport:
 // its code, and the chapters' wasm core if it uses it, load only then, so what a
 // chapter fetches before its first screen is drawn is that screen's figure alone.
-// Markup: <figure class="widget" data-widget="w1" aria-labelledby="..."> ... </figure>
+// Markup: <figure class="widget" data-widget="explorer" aria-labelledby="..."> ... </figure>
 import type { Core } from './core';
 import { el, setStatus } from './dom';
+import { renameOldKeys } from './old-links.mjs';
 import { UrlState } from './url-state';
 
 export interface WidgetContext {
@@ -38,6 +39,8 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>, loadCore: () 
   // User-timing marks (web/bench/page-speed.mjs reports them): when the page's script
   // started, when the core was ready, and when each widget was built.
   performance.mark('anatomy:script-start');
+  const renamed = renameOldKeys(location.search);  // a link shared before the widgets had names
+  if (renamed !== null) history.replaceState(history.state, '', `${location.pathname}${renamed}${location.hash}`);
   const names = Object.keys(widgets);
   const bodies = new Map<HTMLElement, HTMLElement>();
   /** The page's hosts of these widgets parsed so far and not yet found, each given its body and status line. */

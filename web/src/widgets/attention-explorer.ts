@@ -1,4 +1,4 @@
-// W1, the attention explorer: the tiny model run live on ids the reader types.
+// The attention explorer: the tiny model run live on ids the reader types.
 // One forward pass of the wasm core (with capture) per change of ids gives every
 // layer's probabilities, value vectors and head outputs; changing the sequence,
 // layer, head or followed row only redraws from that pass.
@@ -73,13 +73,13 @@ function readSelection(context: WidgetContext, config: ModelConfig): Selection {
 
 export function mountAttentionExplorer(root: HTMLElement, context: WidgetContext): void {
   const config = context.core.config('tiny');
-  const status = el('p', { class: 'status', 'data-testid': 'w1-status' });
-  const timing = el('p', { class: 'update-time', 'data-testid': 'w1-timing' });
-  const tokensInput = el('input', { type: 'text', class: 'tokens-input', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'w1-tokens' });
+  const status = el('p', { class: 'status', 'data-testid': 'explorer-status' });
+  const timing = el('p', { class: 'update-time', 'data-testid': 'explorer-timing' });
+  const tokensInput = el('input', { type: 'text', class: 'tokens-input', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'explorer-tokens' });
   // A text area, as the plays' lines end in newlines (an input would drop them).
-  const textInput = el('textarea', { rows: 2, class: 'tokens-input', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'w1-text' });
-  const randomChoice = el('input', { type: 'radio', name: 'w1-weights', value: 'random', checked: '', 'data-testid': 'w1-weights-random' });
-  const trainedChoice = el('input', { type: 'radio', name: 'w1-weights', value: 'shakespeare', 'data-testid': 'w1-weights-trained' });
+  const textInput = el('textarea', { rows: 2, class: 'tokens-input', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'explorer-text' });
+  const randomChoice = el('input', { type: 'radio', name: 'explorer-weights', value: 'random', checked: '', 'data-testid': 'explorer-weights-random' });
+  const trainedChoice = el('input', { type: 'radio', name: 'explorer-weights', value: 'shakespeare', 'data-testid': 'explorer-weights-trained' });
   const weightsChoice = el(
     'fieldset',
     { class: 'weights-choice' },
@@ -101,7 +101,7 @@ export function mountAttentionExplorer(root: HTMLElement, context: WidgetContext
     }
   };
   const view = new AttentionView({
-    testPrefix: 'w1',
+    testPrefix: 'explorer',
     batchLabel: (b) => (checkpoint ? 'your text' : b === 0 ? 'sequence 0 (your ids)' : `sequence ${b} (shifted ids)`),
     onChange: (_selection, ms) => {
       saveView();

@@ -2,7 +2,7 @@
 // position (a bar chart), and, when the run carries value vectors, what each
 // source's value vector adds to the head's output:
 //   output[t] = sum_s p[t, s] * v[g(h), s]      p: [S], v[g(h)]: [S, dh]
-// Shared by the attention explorer (W1) and the trace viewer (W8).
+// Shared by the attention explorer and the trace viewer.
 import { diverging, forbiddenFill, forbiddenHatch } from '../lib/colormap';
 import { tabulated, wantsLightText } from '../lib/color-table';
 import { el, formatNumber, svgEl, uid } from '../lib/dom';

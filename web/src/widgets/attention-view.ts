@@ -1,5 +1,5 @@
-// The explorer view shared by the attention explorer (W1) and the trace viewer
-// (W8). Given an AttentionRun it shows, for a chosen sequence, layer and query
+// The explorer view shared by the attention explorer and the trace viewer
+//. Given an AttentionRun it shows, for a chosen sequence, layer and query
 // head:
 //   - the head's probabilities [T, S] as a heatmap, forbidden cells hatched;
 //   - the two query heads that read the same KV head, and their difference;
@@ -36,7 +36,7 @@ export interface Selection {
 }
 
 export interface ViewOptions {
-  /** data-testid prefix: "w1" gives w1-layer, w1-heatmap-main, ... */
+  /** data-testid prefix: "explorer" gives explorer-layer, explorer-heatmap-main, ... */
   testPrefix: string;
   batchLabel(batch: number): string;
   /** Said in place of the contributions when runs have no value vectors. */
@@ -223,7 +223,7 @@ export class AttentionView {
    * followed row and the pair comparison are drawn in the frame after, from its animation
    * frame callback, which then calls `whenComplete` (called at once without mainFirst).
    * The first view's frame then styles, lays out and draws one heatmap instead of four
-   * heatmaps, a bar chart and a table: on W9 that frame takes 86 ms against 156 with every
+   * heatmaps, a bar chart and a table: on trained-model that frame takes 86 ms against 156 with every
    * part drawn at once (medians of 15 cold loads each, side by side).
    */
   show(run: AttentionRun, selection: Selection, { mainFirst = false, whenComplete = () => {} } = {}): void {

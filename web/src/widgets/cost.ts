@@ -1,4 +1,4 @@
-// W6, what attention costs: the FLOPs of one attention layer from the wasm core's
+// cost: what attention costs: the FLOPs of one attention layer from the wasm core's
 // attentionCost, for a model width d, query and KV heads, and sequence length T.
 //   prefill: projections 2Td(2d + 2d_kv) against QK^T + PV = 4T^2 d, on a log-log
 //            chart over T = 128 .. 131072 with the crossover T = d + d_kv marked;
@@ -83,7 +83,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
     T: numberInput('number', 1, limits.T, 1, defaults.T),
     bytes: select(dtypes, String(defaults.bytes)),
   };
-  for (const [name, node] of Object.entries(fields)) node.dataset.testid = `w6-${name}`;
+  for (const [name, node] of Object.entries(fields)) node.dataset.testid = `cost-${name}`;
   // The link's values go into the fields as they are: a bad one shows its message.
   for (const name of ['d', 'heads', 'kv', 'T'] as const) {
     const linked = state.get(name);
@@ -91,21 +91,21 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
   }
   if (dtypes.some(([v]) => v === state.get('bytes'))) fields.bytes.value = state.get('bytes')!;
 
-  const status = el('p', { class: 'status', 'data-testid': 'w6-status' });
-  const timing = el('p', { class: 'update-time', 'data-testid': 'w6-timing' });
+  const status = el('p', { class: 'status', 'data-testid': 'cost-status' });
+  const timing = el('p', { class: 'update-time', 'data-testid': 'cost-timing' });
   const prefillChart = new LogChart();
-  prefillChart.root.dataset.testid = 'w6-chart';
+  prefillChart.root.dataset.testid = 'cost-chart';
   // Wide tables scroll sideways on a phone; a region with a name and a tab stop lets the keyboard scroll them.
   const scroller = (label: string, testid: string) => el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': label, 'data-testid': testid });
-  const prefillTable = scroller('Prefill chart as a table', 'w6-chart-table');
-  const worked = scroller('Worked prefill numbers', 'w6-worked');
+  const prefillTable = scroller('Prefill chart as a table', 'cost-chart-table');
+  const worked = scroller('Worked prefill numbers', 'cost-worked');
   const workedTitle = el('h3', { class: 'lesson-subtitle' });
   const prefillNote = el('p', { class: 'lesson-caption' });
   const decodeChart = new LogChart();
-  decodeChart.root.dataset.testid = 'w6-decode-chart';
-  const decodeTable = scroller('Decode chart as a table', 'w6-decode-chart-table');
-  const decodeWorked = scroller('Worked decode numbers', 'w6-decode');
-  const decodeNote = el('p', { class: 'lesson-caption', 'data-testid': 'w6-memory-bound' });
+  decodeChart.root.dataset.testid = 'cost-decode-chart';
+  const decodeTable = scroller('Decode chart as a table', 'cost-decode-chart-table');
+  const decodeWorked = scroller('Worked decode numbers', 'cost-decode');
+  const decodeNote = el('p', { class: 'lesson-caption', 'data-testid': 'cost-memory-bound' });
 
   root.append(
     el('div', { class: 'controls' },
@@ -115,15 +115,15 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
       labelled('Length T (prefill) = S (decode)', fields.T),
       labelled('KV cache type', fields.bytes)),
     el('div', { class: 'status-row' }, status, timing),
-    el('section', { class: 'lesson-part', 'aria-labelledby': 'w6-prefill' },
-      el('h3', { class: 'lesson-subtitle', id: 'w6-prefill' }, 'Prefill: T queries against T keys, one layer'),
+    el('section', { class: 'lesson-part', 'aria-labelledby': 'cost-prefill' },
+      el('h3', { class: 'lesson-subtitle', id: 'cost-prefill' }, 'Prefill: T queries against T keys, one layer'),
       prefillChart.root,
       el('details', { class: 'chart-table' }, el('summary', {}, 'The chart as a table'), prefillTable),
       prefillNote,
       workedTitle,
       worked),
-    el('section', { class: 'lesson-part', 'aria-labelledby': 'w6-decode-title' },
-      el('h3', { class: 'lesson-subtitle', id: 'w6-decode-title' }, 'Decode: one new token against S cached keys, one layer'),
+    el('section', { class: 'lesson-part', 'aria-labelledby': 'cost-decode-title' },
+      el('h3', { class: 'lesson-subtitle', id: 'cost-decode-title' }, 'Decode: one new token against S cached keys, one layer'),
       decodeChart.root,
       el('details', { class: 'chart-table' }, el('summary', {}, 'The chart as a table'), decodeTable),
       decodeWorked,
@@ -203,14 +203,14 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
         el('caption', {}, `One layer, one sequence, prefill. A multiply-add counts as 2 FLOPs; d_kv = ${grouped(dKv)}.`),
         el('thead', {}, el('tr', {}, ...['term and formula', 'FLOPs'].map((h) => el('th', { scope: 'col' }, h)))),
         el('tbody', {},
-          costRow('projections Q, K, V, O', noGqa ? '2Td(2d + 2d_kv) = 8Td²' : '2Td(2d + 2d_kv)', p.projections, 'w6-projections'),
-          costRow('QKᵀ (all heads)', '2T²d', p.scores, 'w6-scores'),
-          costRow('PV (all heads)', '2T²d', p.weighted, 'w6-weighted'),
-          costRow('QKᵀ + PV', '4T²d', p.scores + p.weighted, 'w6-attention'),
+          costRow('projections Q, K, V, O', noGqa ? '2Td(2d + 2d_kv) = 8Td²' : '2Td(2d + 2d_kv)', p.projections, 'cost-projections'),
+          costRow('QKᵀ (all heads)', '2T²d', p.scores, 'cost-scores'),
+          costRow('PV (all heads)', '2T²d', p.weighted, 'cost-weighted'),
+          costRow('QKᵀ + PV', '4T²d', p.scores + p.weighted, 'cost-attention'),
           el('tr', {}, el('th', { scope: 'row' }, '(QKᵀ + PV) ÷ projections', el('small', { class: 'formula' }, 'T / (d + d_kv)')),
-            el('td', { class: 'num', 'data-testid': 'w6-ratio', 'data-value': String((p.scores + p.weighted) / p.projections) }, ratioText((p.scores + p.weighted) / p.projections))),
+            el('td', { class: 'num', 'data-testid': 'cost-ratio', 'data-value': String((p.scores + p.weighted) / p.projections) }, ratioText((p.scores + p.weighted) / p.projections))),
           el('tr', {}, el('th', { scope: 'row' }, 'crossover length', el('small', { class: 'formula' }, noGqa ? 'T = d + d_kv = 2d' : 'T = d + d_kv')),
-            el('td', { class: 'num', 'data-testid': 'w6-crossover', 'data-value': String(crossover) }, grouped(crossover))),
+            el('td', { class: 'num', 'data-testid': 'cost-crossover', 'data-value': String(crossover) }, grouped(crossover))),
         )),
     );
 
@@ -244,11 +244,11 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
         el('caption', {}, `One new token with S = ${grouped(T)} cached positions, one layer, ${dtype} cache.`),
         el('thead', {}, el('tr', {}, ...['term and formula', 'value'].map((h) => el('th', { scope: 'col' }, h)))),
         el('tbody', {},
-          costRow('projections, FLOPs', '2d(2d + 2d_kv)', s.projections, 'w6-decode-projections'),
-          costRow('q·K + p·V, FLOPs', '4Sd', attention(s), 'w6-decode-attention'),
-          costRow('K and V read, bytes', `2·S·d_kv·${inputs.bytes}`, atT.decode_cache_bytes, 'w6-decode-bytes', bytes(atT.decode_cache_bytes)),
+          costRow('projections, FLOPs', '2d(2d + 2d_kv)', s.projections, 'cost-decode-projections'),
+          costRow('q·K + p·V, FLOPs', '4Sd', attention(s), 'cost-decode-attention'),
+          costRow('K and V read, bytes', `2·S·d_kv·${inputs.bytes}`, atT.decode_cache_bytes, 'cost-decode-bytes', bytes(atT.decode_cache_bytes)),
           el('tr', {}, el('th', { scope: 'row' }, 'attention FLOPs per byte read', el('small', { class: 'formula' }, `4Sd ÷ (2S·d_kv·${inputs.bytes})`)),
-            el('td', { class: 'num', 'data-testid': 'w6-intensity', 'data-value': String(intensity) }, formatIntensity(intensity))),
+            el('td', { class: 'num', 'data-testid': 'cost-intensity', 'data-value': String(intensity) }, formatIntensity(intensity))),
         )),
     );
     decodeNote.textContent =

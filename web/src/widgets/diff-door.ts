@@ -1,4 +1,4 @@
-// W8's second part: check your own Llama against the core, as `attn diff` does.
+// trace-viewer's second part: check your own Llama against the core, as `attn diff` does.
 // The learner takes the checkpoint the page has (model.safetensors and config.json,
 // from the trace viewer's module, lib/trace-viewer-core.ts), runs their model on the
 // token ids given here, saves its intermediate tensors and opens the file. This file is only
@@ -70,18 +70,18 @@ function shapesText(c: ModelConfig, B: number, T: number): string {
 
 export function diffDoor(context: WidgetContext): DiffDoor {
   const config = context.core.config('tiny');
-  const idsInput = el('input', { type: 'text', class: 'tokens-input', spellcheck: 'false', 'data-testid': 'w8-diff-ids' });
+  const idsInput = el('input', { type: 'text', class: 'tokens-input', spellcheck: 'false', 'data-testid': 'trace-viewer-diff-ids' });
   idsInput.value = context.state.get('diff-ids') ?? defaultIds;
   const seedInput = numberInput('number', 0, maxSeed, 1, context.state.getNumber('diff-seed', defaultSeed, 0, maxSeed));
-  seedInput.dataset.testid = 'w8-diff-seed';
-  const shapes = el('p', { class: 'view-caption', 'data-testid': 'w8-diff-shapes' });
+  seedInput.dataset.testid = 'trace-viewer-diff-seed';
+  const shapes = el('p', { class: 'view-caption', 'data-testid': 'trace-viewer-diff-shapes' });
   const commands = el('code');
-  const modelButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w8-diff-model' }, 'model.safetensors');
-  const configButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w8-diff-config' }, 'config.json');
-  const fileInput = el('input', { type: 'file', accept: '.npz,.safetensors', 'data-testid': 'w8-diff-file' });
+  const modelButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'trace-viewer-diff-model' }, 'model.safetensors');
+  const configButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'trace-viewer-diff-config' }, 'config.json');
+  const fileInput = el('input', { type: 'file', accept: '.npz,.safetensors', 'data-testid': 'trace-viewer-diff-file' });
   const zone = el('div', { class: 'drop-zone' }, labelled('Your tensors (.npz or .safetensors)', fileInput, 'or drop the file onto this widget'));
-  const status = el('p', { class: 'status', 'data-testid': 'w8-diff-status' });
-  const reportHost = el('div', { 'data-testid': 'w8-diff-report' });
+  const status = el('p', { class: 'status', 'data-testid': 'trace-viewer-diff-status' });
+  const reportHost = el('div', { 'data-testid': 'trace-viewer-diff-report' });
   const titleId = uid('diff-title');
   const root = el(
     'section',

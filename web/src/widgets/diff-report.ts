@@ -53,7 +53,7 @@ function comparedTable(compared: ComparedTensor[], first: string | null): HTMLEl
     { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every tensor compared' },
     el(
       'table',
-      { class: 'data checks', 'data-testid': 'w8-diff-table' },
+      { class: 'data checks', 'data-testid': 'trace-viewer-diff-table' },
       el('caption', { class: 'view-caption' }, 'Each tensor you gave, in the order the forward computes it: yours must be within atol + rtol·|ours| of the core\'s float64 value.'),
       // The verdict comes second so that it stays in view when a phone scrolls the table.
       el('thead', {}, el('tr', {}, ...['tensor', 'verdict', 'dtype', 'shape', 'max |error|', 'max relative', 'atol, rtol'].map((h) => el('th', { scope: 'col' }, h)))),
@@ -70,14 +70,14 @@ export function verdictLines(report: DiffReport, source: string, seed: number): 
     el('p', { class: 'view-caption' }, `${source} against the page's checkpoint (seed ${seed}), ${count(B, 'sequence', 'sequences')} of ${count(T, 'token', 'tokens')}, ${count(report.compared.length, 'tensor', 'tensors')} given.`),
     el(
       'p',
-      { class: `verdict ${report.agrees ? 'pass' : 'fail'}`, 'data-testid': 'w8-diff-verdict' },
+      { class: `verdict ${report.agrees ? 'pass' : 'fail'}`, 'data-testid': 'trace-viewer-diff-verdict' },
       report.agrees ? 'Every tensor you gave agrees with the core.' : `Your tensors leave the core's at ${d?.tensor ?? 'a tensor'}.`,
     ),
   ];
   if (d) {
-    lines.push(el('p', { 'data-testid': 'w8-diff-divergence', 'data-tensor': d.tensor, 'data-index': JSON.stringify(d.index) },
+    lines.push(el('p', { 'data-testid': 'trace-viewer-diff-divergence', 'data-tensor': d.tensor, 'data-index': JSON.stringify(d.index) },
       el('strong', {}, 'First divergence: '), `${divergenceText(d)} (${count(d.mismatches, 'value', 'values')} outside the tolerance).`));
-    lines.push(el('p', { 'data-testid': 'w8-diff-diagnosis', 'data-mistake': report.diagnosis?.mistake ?? '' },
+    lines.push(el('p', { 'data-testid': 'trace-viewer-diff-diagnosis', 'data-mistake': report.diagnosis?.mistake ?? '' },
       el('strong', {}, report.diagnosis ? `Diagnosis: ${report.diagnosis.mistake}: ` : 'Diagnosis: none. '), diagnosisText(report)));
   }
   return lines;
@@ -87,7 +87,7 @@ export function verdictLines(report: DiffReport, source: string, seed: number): 
 export function comparedParts(report: DiffReport): HTMLElement[] {
   return [
     comparedTable(report.compared, report.first_divergence?.tensor ?? null),
-    el('p', { class: 'view-caption', 'data-testid': 'w8-diff-not-given' },
+    el('p', { class: 'view-caption', 'data-testid': 'trace-viewer-diff-not-given' },
       report.not_given.length ? `Not given, so not checked: ${report.not_given.join(', ')}.` : 'You gave every tensor there is to check.'),
   ];
 }

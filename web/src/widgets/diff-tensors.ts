@@ -25,7 +25,7 @@ function largest(grids: Grid[], counts: (r: number, c: number) => boolean): numb
 export class DiffTensors {
   readonly root: HTMLElement;
   private readonly caption = el('p', { class: 'view-caption' });
-  private readonly note = el('p', { class: 'view-caption', 'data-testid': 'w8-diff-draw-note' });
+  private readonly note = el('p', { class: 'view-caption', 'data-testid': 'trace-viewer-diff-draw-note' });
   private readonly labels = [el('p', { class: 'panel-label' }), el('p', { class: 'panel-label' }), el('p', { class: 'panel-label' })];
   private readonly maps: Heatmap[];
   private readonly panels: HTMLElement[];
@@ -33,13 +33,13 @@ export class DiffTensors {
   constructor() {
     this.maps = ['yours', 'ours', 'difference'].map((name) => {
       const map = new Heatmap({ title: name, rowAxis: 'position', colAxis: 'channel' });
-      map.root.dataset.testid = `w8-diff-${name}`;
+      map.root.dataset.testid = `trace-viewer-diff-${name}`;
       return map;
     });
     this.panels = this.maps.map((map, i) => el('div', {}, this.labels[i], map.root));
     this.root = el(
       'section',
-      { class: 'diff-tensors', 'data-testid': 'w8-diff-tensors' },
+      { class: 'diff-tensors', 'data-testid': 'trace-viewer-diff-tensors' },
       el('h3', { class: 'view-subtitle' }, 'The first diverging tensor'),
       this.caption,
       el('div', { class: 'panels compare-panels' }, ...this.panels),

@@ -1,4 +1,4 @@
-// W0, the chapters' first screen: one head of the Shakespeare model this project
+// The chapters' first screen: one head of the Shakespeare model this project
 // trained (web/public/models/shakespeare/), drawn over the characters of a line the
 // reader can edit. Each character is joined by an arc to every earlier character it
 // gives at least 5% of its attention, and by a loop to itself (each as opaque as the
@@ -7,7 +7,7 @@
 // (lib/first-layer-core.ts): that is all this head's probabilities depend on.
 //
 // The host says which head and what to measure:
-//   <figure class="widget" data-widget="w0" data-head="3" data-pattern="previous" data-text="...">
+//   <figure class="widget" data-widget="first-screen" data-head="3" data-pattern="previous" data-text="...">
 //   data-pattern: "previous" (the weight on the character just before) or "self" (on itself)
 import { el, labelled, observeWidth, svgEl, setStatus } from '../lib/dom';
 import { markInvalid } from '../lib/fields';
@@ -42,12 +42,12 @@ export async function mountFirstScreen(root: HTMLElement, { state }: { state: Ur
   const pattern: Pattern = host.dataset.pattern === 'self' ? 'self' : 'previous';
   const model: FirstLayer = await openFirstLayer();
 
-  const input = el('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', 'data-testid': 'w0-text' });
+  const input = el('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', 'data-testid': 'first-screen-text' });
   input.value = state.get('text') ?? host.dataset.text ?? '';
-  const status = el('p', { class: 'status', 'data-testid': 'w0-status' });
-  const summary = el('p', { class: 'first-screen-summary', 'data-testid': 'w0-summary' });
-  const readout = el('p', { class: 'first-screen-readout', 'aria-live': 'polite', 'data-testid': 'w0-readout' });
-  const svg = svgEl('svg', { class: 'first-screen-drawing', role: 'img', tabindex: '0', 'data-testid': 'w0-drawing' });
+  const status = el('p', { class: 'status', 'data-testid': 'first-screen-status' });
+  const summary = el('p', { class: 'first-screen-summary', 'data-testid': 'first-screen-summary' });
+  const readout = el('p', { class: 'first-screen-readout', 'aria-live': 'polite', 'data-testid': 'first-screen-readout' });
+  const svg = svgEl('svg', { class: 'first-screen-drawing', role: 'img', tabindex: '0', 'data-testid': 'first-screen-drawing' });
   root.append(
     el('div', { class: 'controls' }, labelled('A line of Shakespeare (edit it)', input, `at most ${model.maxCharacters} characters`)),
     svg, readout, summary, status);

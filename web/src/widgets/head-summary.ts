@@ -1,4 +1,4 @@
-// W9's head summary: every head of a trained model ranked by the patterns the core
+// trained-model's head summary: every head of a trained model ranked by the patterns the core
 // measures (lessons/head_patterns.hpp), and what those numbers show, in words that
 // say no more than the numbers: a head "does" a pattern only when its score reaches
 // the core's threshold, and each sentence gives the strongest score beside the
@@ -41,18 +41,18 @@ const topRows = 8;
 
 export class HeadSummary {
   readonly root: HTMLElement;
-  private readonly words = el('ul', { class: 'findings', 'data-testid': 'w9-findings' });
+  private readonly words = el('ul', { class: 'findings', 'data-testid': 'trained-model-findings' });
   private readonly rank = select(
     Object.entries(patternNames).map(([name, n]) => [name, n.column] as [string, string]),
     'previous_token',
   );
-  private readonly table = el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head ranked', 'data-testid': 'w9-patterns' });
-  private readonly more = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false', 'data-testid': 'w9-all-heads' });
+  private readonly table = el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head ranked', 'data-testid': 'trained-model-patterns' });
+  private readonly more = el('button', { type: 'button', class: 'small', 'aria-expanded': 'false', 'data-testid': 'trained-model-all-heads' });
   private showAll = false;
   private patterns: HeadPatterns | null = null;
 
   constructor(private readonly config: ModelConfig, private readonly onSelect: (layer: number, head: number) => void) {
-    this.rank.dataset.testid = 'w9-rank';
+    this.rank.dataset.testid = 'trained-model-rank';
     this.rank.addEventListener('change', () => this.render());
     this.more.addEventListener('click', () => {
       this.showAll = !this.showAll;

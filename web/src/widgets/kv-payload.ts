@@ -1,13 +1,13 @@
-// The KV-cache payload calculator of W5: how many bytes a cache stores per
+// The KV-cache payload calculator of kv-stepper: how many bytes a cache stores per
 // token, from the config alone, and for a whole context and batch:
 //   scalars per token = 2 (keys and values) * n_layers * n_kv_heads * head_dim
 // The per-token numbers come from the core's cachePayload(config); presets
 // come from the core's config(name). The whole-cache total is per-token bytes
 // x context x batch, multiplied here exactly (BigInt).
 //
-// Controls (data-testid): w5-preset, w5-layers, w5-kv-heads, w5-head-dim,
-// w5-dtype, w5-context, w5-batch. Output: w5-scalars, w5-bytes-fp32,
-// w5-bytes-bf16, w5-bytes-fp8, w5-total, w5-total-bytes, w5-payload-status.
+// Controls (data-testid): kv-stepper-preset, kv-stepper-layers, kv-stepper-kv-heads, kv-stepper-head-dim,
+// kv-stepper-dtype, kv-stepper-context, kv-stepper-batch. Output: kv-stepper-scalars, kv-stepper-bytes-fp32,
+// kv-stepper-bytes-bf16, kv-stepper-bytes-fp8, kv-stepper-total, kv-stepper-total-bytes, kv-stepper-payload-status.
 import { CachePayload, Core, CoreError, ModelConfig } from '../lib/core';
 import { el, labelled, numberInput, select, setStatus } from '../lib/dom';
 import { markInvalid, readWhole, stillShowing } from '../lib/fields';
@@ -48,15 +48,15 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
   const context = numberInput('number', 1, 10_000_000, 1, 4096);
   const batch = numberInput('number', 1, 100_000, 1, 1);
   const ids: [HTMLElement, string][] = [
-    [presetSelect, 'w5-preset'], [layers, 'w5-layers'], [kvHeads, 'w5-kv-heads'], [headDim, 'w5-head-dim'],
-    [dtype, 'w5-dtype'], [context, 'w5-context'], [batch, 'w5-batch'],
+    [presetSelect, 'kv-stepper-preset'], [layers, 'kv-stepper-layers'], [kvHeads, 'kv-stepper-kv-heads'], [headDim, 'kv-stepper-head-dim'],
+    [dtype, 'kv-stepper-dtype'], [context, 'kv-stepper-context'], [batch, 'kv-stepper-batch'],
   ];
   for (const [node, id] of ids) node.dataset.testid = id;
 
-  const status = el('p', { class: 'status', 'data-testid': 'w5-payload-status' });
-  const formula = el('p', { class: 'kv-formula', 'data-testid': 'w5-formula' });
-  const scalars = el('strong', { 'data-testid': 'w5-scalars' });
-  const byteCells = Object.fromEntries(dtypes.map((d) => [d.value, el('td', { class: 'number', 'data-testid': `w5-bytes-${d.value}` })]));
+  const status = el('p', { class: 'status', 'data-testid': 'kv-stepper-payload-status' });
+  const formula = el('p', { class: 'kv-formula', 'data-testid': 'kv-stepper-formula' });
+  const scalars = el('strong', { 'data-testid': 'kv-stepper-scalars' });
+  const byteCells = Object.fromEntries(dtypes.map((d) => [d.value, el('td', { class: 'number', 'data-testid': `kv-stepper-bytes-${d.value}` })]));
   const chosenCells = Object.fromEntries(dtypes.map((d) => [d.value, el('td', { class: 'kv-chosen' })]));
   const rows = dtypes.map((d) =>
     el('tr', { 'data-dtype': d.value }, el('th', { scope: 'row' }, `${d.label}, ${d.bytes} B a scalar`), byteCells[d.value], chosenCells[d.value]));
@@ -67,8 +67,8 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'dtype'), el('th', { scope: 'col' }, 'bytes per token'), el('td', {}))),
     el('tbody', {}, ...rows),
   );
-  const total = el('strong', { class: 'kv-total', 'data-testid': 'w5-total' });
-  const totalBytes = el('span', { 'data-testid': 'w5-total-bytes' });
+  const total = el('strong', { class: 'kv-total', 'data-testid': 'kv-stepper-total' });
+  const totalBytes = el('span', { 'data-testid': 'kv-stepper-total-bytes' });
   const result = el(
     'div',
     { class: 'kv-payload-result' },
@@ -92,7 +92,7 @@ export function payloadCalculator(core: Core, state: UrlState): HTMLElement {
   );
   const root = el(
     'fieldset',
-    { class: 'kv-payload', 'data-testid': 'w5-payload' },
+    { class: 'kv-payload', 'data-testid': 'kv-stepper-payload' },
     el('legend', {}, 'KV-cache payload calculator'),
     el('p', { class: 'kv-caption' }, 'What a cache stores per token depends on three numbers of the config. Pick a model or type your own.'),
     controls,

@@ -1,4 +1,4 @@
-// The KV-cache stepper's controls (W5): the prompt with Prefill, the next token
+// The KV-cache stepper's controls: the prompt with Prefill, the next token
 // (empty: the greedy choice) with its step button, and Reset. Typing checks the
 // prompt at once; the cache changes only on Prefill (or Enter).
 import { el, labelled } from '../lib/dom';
@@ -24,13 +24,13 @@ export interface StepActions {
 
 export class StepControls {
   readonly root: HTMLElement;
-  readonly prompt = el('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', class: 'kv-prompt', 'data-testid': 'w5-prompt', value: defaultPrompt.join(',') });
-  private readonly token = el('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', class: 'kv-token', 'data-testid': 'w5-token' });
-  private readonly stepButton = el('button', { type: 'button', 'data-testid': 'w5-step' }, 'Decode next token');
+  readonly prompt = el('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', class: 'kv-prompt', 'data-testid': 'kv-stepper-prompt', value: defaultPrompt.join(',') });
+  private readonly token = el('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', class: 'kv-token', 'data-testid': 'kv-stepper-token' });
+  private readonly stepButton = el('button', { type: 'button', 'data-testid': 'kv-stepper-step' }, 'Decode next token');
 
   constructor(maxTokens: number, actions: StepActions) {
-    const prefillButton = el('button', { type: 'button', 'data-testid': 'w5-prefill' }, 'Prefill');
-    const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w5-reset' }, 'Reset');
+    const prefillButton = el('button', { type: 'button', 'data-testid': 'kv-stepper-prefill' }, 'Prefill');
+    const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'kv-stepper-reset' }, 'Reset');
     this.root = el(
       'div',
       { class: 'controls kv-controls' },

@@ -1,4 +1,4 @@
-// The KV-cache stepper's three pictures of the latest step (W5): the layer-0 key
+// The KV-cache stepper's three pictures of the latest step: the layer-0 key
 // cache [S, dh] of one KV head with the new rows marked, the step's mask
 // [T_new, S] with its diagonal offset (history = S - T_new), and the step's
 // attention for one layer and query head.
@@ -28,16 +28,16 @@ export class StepFigure {
   private readonly keysMap = new Heatmap({ title: 'Layer-0 key cache, KV head 0', rowAxis: 'position', colAxis: 'channel', maxCellPx: 16 });
   private readonly keysStage = el('div', { class: 'kv-keys-scroll' }, this.keysMap.root);
   private readonly maskGrid: StateGrid;
-  private readonly maskOffset = el('p', { class: 'kv-caption', 'data-testid': 'w5-mask-offset' });
-  private readonly maskText = el('pre', { class: 'kv-mask-text', 'data-testid': 'w5-mask-text', tabindex: 0, role: 'region', 'aria-label': 'Mask as 0/1 rows' });
+  private readonly maskOffset = el('p', { class: 'kv-caption', 'data-testid': 'kv-stepper-mask-offset' });
+  private readonly maskText = el('pre', { class: 'kv-mask-text', 'data-testid': 'kv-stepper-mask-text', tabindex: 0, role: 'region', 'aria-label': 'Mask as 0/1 rows' });
   private readonly attentionMap = new Heatmap({ title: 'Attention of the latest step', rowAxis: 'query', colAxis: 'key position', maxCellPx: 24 });
   private readonly attentionNote = el('p', { class: 'kv-caption' });
 
   /** `onSelect` runs after the reader picks another head or layer. */
   constructor(onSelect: () => void) {
-    this.kvHead.dataset.testid = 'w5-kv-head';
-    this.layer.dataset.testid = 'w5-layer';
-    this.head.dataset.testid = 'w5-head';
+    this.kvHead.dataset.testid = 'kv-stepper-kv-head';
+    this.layer.dataset.testid = 'kv-stepper-layer';
+    this.head.dataset.testid = 'kv-stepper-head';
     this.maskGrid = new StateGrid({
       label: 'Mask of the latest step: rows are its new queries, columns every cached key',
       styles: [
@@ -178,7 +178,7 @@ export class StepFigure {
     for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) states[t * S + s] = mask[t][s] === 1 ? 2 : 0;
     this.maskGrid.setData(T, S, states);
     this.maskText.textContent = mask.map((row) => row.join(' ')).join('\n');
-    const offset = el('strong', { 'data-testid': 'w5-history' }, String(history));
+    const offset = el('strong', { 'data-testid': 'kv-stepper-history' }, String(history));
     this.maskOffset.replaceChildren(
       T === 1 && history > 0
         ? `Decode: 1 new query, S = ${count(S, 'key')}. History = S − T_new = `

@@ -1,4 +1,4 @@
-// The KV-cache stepper's readouts (W5): the summary of the cache after the
+// The KV-cache stepper's readouts: the summary of the cache after the
 // latest step, and the check of its cached logits against a full recomputation
 // with a log of every step so far.
 import type { StepReport } from '../lib/core';
@@ -23,12 +23,12 @@ function formatDiff(diff: number): string {
 /** Position, cache rows, shape and size, the tokens so far and the greedy next token. */
 export class CacheSummary {
   readonly root: HTMLElement;
-  private readonly position = el('strong', { 'data-testid': 'w5-position' }, '0');
-  private readonly rows = el('strong', { 'data-testid': 'w5-cache-rows' }, '0');
-  private readonly shape = el('span', { 'data-testid': 'w5-cache-shape' }, '–');
-  private readonly size = el('span', { 'data-testid': 'w5-cache-bytes' }, '–');
-  private readonly tokens = el('span', { 'data-testid': 'w5-tokens' }, '–');
-  private readonly greedy = el('strong', { 'data-testid': 'w5-greedy' }, '–');
+  private readonly position = el('strong', { 'data-testid': 'kv-stepper-position' }, '0');
+  private readonly rows = el('strong', { 'data-testid': 'kv-stepper-cache-rows' }, '0');
+  private readonly shape = el('span', { 'data-testid': 'kv-stepper-cache-shape' }, '–');
+  private readonly size = el('span', { 'data-testid': 'kv-stepper-cache-bytes' }, '–');
+  private readonly tokens = el('span', { 'data-testid': 'kv-stepper-tokens' }, '–');
+  private readonly greedy = el('strong', { 'data-testid': 'kv-stepper-greedy' }, '–');
 
   constructor() {
     this.root = el(
@@ -68,16 +68,16 @@ export class CacheSummary {
 /** The verdict on the latest step, and one log row per step. */
 export class StepCheck {
   readonly root: HTMLElement;
-  private readonly verdict = el('span', { class: 'kv-badge', 'data-testid': 'w5-verdict' }, '–');
-  private readonly maxDiff = el('span', { 'data-testid': 'w5-max-diff' }, '–');
-  private readonly argmaxText = el('span', { 'data-testid': 'w5-argmax' }, '–');
+  private readonly verdict = el('span', { class: 'kv-badge', 'data-testid': 'kv-stepper-verdict' }, '–');
+  private readonly maxDiff = el('span', { 'data-testid': 'kv-stepper-max-diff' }, '–');
+  private readonly argmaxText = el('span', { 'data-testid': 'kv-stepper-argmax' }, '–');
   private readonly logBody = el('tbody');
   private readonly logScroll: HTMLElement;
 
   constructor() {
     const log = el(
       'table',
-      { class: 'data kv-log', 'data-testid': 'w5-log' },
+      { class: 'data kv-log', 'data-testid': 'kv-stepper-log' },
       el('caption', {}, 'Every step so far'),
       el(
         'thead',
@@ -89,7 +89,7 @@ export class StepCheck {
     this.logScroll = el('div', { class: 'kv-log-scroll', tabindex: 0, role: 'region', 'aria-label': 'Step log' }, log);
     this.root = el(
       'section',
-      { class: 'kv-check', 'aria-label': 'Cached against full recomputation', 'data-testid': 'w5-check' },
+      { class: 'kv-check', 'aria-label': 'Cached against full recomputation', 'data-testid': 'kv-stepper-check' },
       el('p', { class: 'kv-check-line' }, this.verdict, ' Largest difference between the cached and the fully recomputed logits of this step: ', this.maxDiff, ` (tolerance ${tolerance.toExponential(0)}). Argmax: `, this.argmaxText, '.'),
       el(
         'p',
@@ -116,7 +116,7 @@ export class StepCheck {
     this.logBody.append(
       el(
         'tr',
-        { 'data-testid': 'w5-log-row' },
+        { 'data-testid': 'kv-stepper-log-row' },
         el('td', {}, report.history === 0 ? 'prefill' : `decode ${decoded}`),
         el('td', {}, report.new_tokens.join(', ')),
         el('td', { class: 'number' }, String(report.position)),

@@ -1,4 +1,4 @@
-// W5, the KV-cache stepper: the tiny model (seed 1) prefills a prompt, then
+// The KV-cache stepper: the tiny model (seed 1) prefills a prompt, then
 // decodes one token at a time through the core's KV cache. After every step
 // the core also recomputes the whole sequence without a cache and reports the
 // largest difference between the two sets of logits (wasm/bindings_session.cpp).
@@ -7,10 +7,10 @@
 // (history = S - T_new), the step's attention for one layer and query head,
 // and the check against the full pass. Below, the payload calculator.
 //
-// Controls (data-testid): w5-prompt, w5-prefill, w5-token, w5-step, w5-reset,
-// w5-kv-head, w5-layer, w5-head. Readouts: w5-position, w5-cache-rows,
-// w5-cache-shape, w5-history, w5-verdict, w5-max-diff, w5-argmax, w5-log
-// (one row per step). URL (prefix w5): prompt, steps (the decoded ids, replayed
+// Controls (data-testid): kv-stepper-prompt, kv-stepper-prefill, kv-stepper-token, kv-stepper-step, kv-stepper-reset,
+// kv-stepper-kv-head, kv-stepper-layer, kv-stepper-head. Readouts: kv-stepper-position, kv-stepper-cache-rows,
+// kv-stepper-cache-shape, kv-stepper-history, kv-stepper-verdict, kv-stepper-max-diff, kv-stepper-argmax, kv-stepper-log
+// (one row per step). URL (prefix kv-stepper): prompt, steps (the decoded ids, replayed
 // on load), kvhead, layer, head, and the calculator's preset, dtype, context, batch.
 //
 // One DecodeSession lives as long as the widget; it is reset, never recreated,
@@ -33,7 +33,7 @@ const maxTokens = 64;
 class Stepper {
   private report: StepReport | null = null;  // the latest step's
   private steps: number[] = [];              // ids decoded since the prefill
-  readonly status = el('p', { class: 'status', 'data-testid': 'w5-status' });
+  readonly status = el('p', { class: 'status', 'data-testid': 'kv-stepper-status' });
   readonly controls = new StepControls(maxTokens, {
     prefill: (ids) => this.prefill(ids) && this.afterStep(),
     step: (token) => this.step(token),

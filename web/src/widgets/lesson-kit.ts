@@ -1,5 +1,5 @@
-// Small pieces shared by the chapter widgets W2 (soft lookup), W4 (RoPE) and
-// W6 (cost): the "updated in … ms" readout and number formats for FLOP and
+// Small pieces shared by the chapter widgets soft-lookup, rope (RoPE) and
+// cost: the "updated in … ms" readout and number formats for FLOP and
 // byte counts.
 import { groupDigits } from '../lib/words';
 

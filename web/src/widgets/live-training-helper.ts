@@ -1,4 +1,4 @@
-// A helper of W10's worker: a replica of the training run that computes its share
+// A helper of live-training's worker: a replica of the training run that computes its share
 // of every step's shards (shard s when s mod W is its index) and ends each step
 // with every shard, as the worker does, so its weights stay the worker's, bit for
 // bit. It runs a step ahead of the worker: once a step is ended it begins the next

@@ -1,4 +1,4 @@
-// W10's panel, loaded when the reader opens the trainer: the controls, the speed
+// live-training's panel, loaded when the reader opens the trainer: the controls, the speed
 // readout, the loss plot, two heads' attention on a probe text and every head's
 // pattern scores, all redrawn as the worker (live-training-worker.ts) reports.
 // This thread never runs a training step: it posts requests and draws what comes
@@ -100,10 +100,10 @@ class HeadPanel {
 
   constructor(readonly id: string, auto: 'previous_token' | 'induction', onPick: () => void) {
     this.picker = select([[auto, `the ${auto === 'previous_token' ? 'first' : 'last'} layer's strongest ${patternLabel[auto]} head`]], auto);
-    this.picker.dataset.testid = `w10-pick-${id}`;
+    this.picker.dataset.testid = `live-training-pick-${id}`;
     this.picker.addEventListener('change', onPick);
     this.heatmap = new Heatmap({ title: 'Attention probabilities', rowAxis: 'query position', colAxis: 'key position', maxCellPx: 16 });
-    this.heatmap.root.dataset.testid = `w10-heatmap-${id}`;
+    this.heatmap.root.dataset.testid = `live-training-heatmap-${id}`;
     this.root = el('section', { class: 'live-head' }, this.caption, this.heatmap.root);
   }
 
@@ -171,23 +171,23 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
     ],
     excerptText === null ? 'pasted' : 'excerpt',
   );
-  source.dataset.testid = 'w10-source';
+  source.dataset.testid = 'live-training-source';
   if (excerptText === null) source.options[0].disabled = true;
-  const pasted = el('textarea', { class: 'live-text', rows: 3, spellcheck: 'false', 'data-testid': 'w10-text', placeholder: 'Paste a text to train on' });
+  const pasted = el('textarea', { class: 'live-text', rows: 3, spellcheck: 'false', 'data-testid': 'live-training-text', placeholder: 'Paste a text to train on' });
   const repeats = select(repeatChoices, String(trainingOptions.repeat_fraction));
-  repeats.dataset.testid = 'w10-repeats';
-  const startButton = el('button', { type: 'button', 'data-testid': 'w10-start' }, 'Start');
-  const pauseButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w10-pause' }, 'Pause');
-  const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w10-reset' }, 'Reset');
-  const probe = el('input', { type: 'text', class: 'live-probe', spellcheck: 'false', maxlength: trainingOptions.context - 1, 'data-testid': 'w10-probe' });
-  const status = el('p', { class: 'status', 'data-testid': 'w10-status' });
-  const speed = el('p', { class: 'live-speed', 'data-testid': 'w10-speed', 'aria-live': 'off' });
-  const chart = new LossChart('w10-loss-chart');
-  const probeNote = el('p', { class: 'status', 'data-testid': 'w10-probe-status' });
-  const milestones = el('ul', { class: 'live-milestones', 'data-testid': 'w10-milestones' });
-  const scores = el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head\'s pattern scores', 'data-testid': 'w10-scores' });
-  const scoresNote = el('p', { class: 'status', 'data-testid': 'w10-scores-status' });
-  const scoresCaption = el('p', { class: 'view-caption', 'data-testid': 'w10-scores-caption' });
+  repeats.dataset.testid = 'live-training-repeats';
+  const startButton = el('button', { type: 'button', 'data-testid': 'live-training-start' }, 'Start');
+  const pauseButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'live-training-pause' }, 'Pause');
+  const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'live-training-reset' }, 'Reset');
+  const probe = el('input', { type: 'text', class: 'live-probe', spellcheck: 'false', maxlength: trainingOptions.context - 1, 'data-testid': 'live-training-probe' });
+  const status = el('p', { class: 'status', 'data-testid': 'live-training-status' });
+  const speed = el('p', { class: 'live-speed', 'data-testid': 'live-training-speed', 'aria-live': 'off' });
+  const chart = new LossChart('live-training-loss-chart');
+  const probeNote = el('p', { class: 'status', 'data-testid': 'live-training-probe-status' });
+  const milestones = el('ul', { class: 'live-milestones', 'data-testid': 'live-training-milestones' });
+  const scores = el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head\'s pattern scores', 'data-testid': 'live-training-scores' });
+  const scoresNote = el('p', { class: 'status', 'data-testid': 'live-training-scores-status' });
+  const scoresCaption = el('p', { class: 'view-caption', 'data-testid': 'live-training-scores-caption' });
   const describeScores = (induction: number | null) => {
     scoresCaption.textContent =
       `The core's measurements of the model as it is (lessons/head_patterns.hpp). Previous token: the mean weight on the key just before the query, ` +
@@ -204,14 +204,14 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
   root.replaceChildren(
     el(
       'p',
-      { class: 'view-caption', 'data-testid': 'w10-settings' },
+      { class: 'view-caption', 'data-testid': 'live-training-settings' },
       `Our tiny model (width ${o.hidden_size}) from random weights (seed ${o.seed}), with the training text's characters as its vocabulary: ` +
         `each step is ${o.batch} windows of BOS and ${o.context - 1} characters, AdamW at a peak rate of ${o.lr} after ${o.warmup} warm-up steps, ` +
         `decaying to a tenth of it at step ${groupDigits(o.steps)}, where the run stops. It runs in Web Workers, off the page's thread: the 16 windows are two shards of 8, ` +
         `computed at once on two cores where your machine has them and added in a fixed order, so the numbers do not depend on how many.`,
     ),
     el('div', { class: 'controls' }, labelled('Train on', source), labelled('Repeated random strings', repeats), startButton, pauseButton, resetButton),
-    ...(excerptNote ? [el('p', { class: 'view-caption', 'data-testid': 'w10-no-excerpt' }, excerptNote)] : []),
+    ...(excerptNote ? [el('p', { class: 'view-caption', 'data-testid': 'live-training-no-excerpt' }, excerptNote)] : []),
     labelled('Your text', pasted, pasteHint),
     status,
     speed,

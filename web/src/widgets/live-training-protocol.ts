@@ -1,4 +1,4 @@
-// The messages between W10's panel (live-training-panel.ts, the page's thread) and
+// The messages between live-training's panel (live-training-panel.ts, the page's thread) and
 // its worker (live-training-worker.ts, where every training step runs).
 //
 // Every run has a number chosen by the page; the worker tags what it sends with

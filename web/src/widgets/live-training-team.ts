@@ -1,4 +1,4 @@
-// W10's steps shared between workers, as data-parallel training shares them between
+// live-training's steps shared between workers, as data-parallel training shares them between
 // devices: the worker (live-training-worker.ts) and up to three helpers
 // (live-training-helper.ts) each hold a replica of the run. Every step, each computes
 // its shards of the same batch (shard s on worker s mod W; the worker is 0), the

@@ -1,4 +1,4 @@
-// W10's worker: the training run, off the page's thread. It steps in chunks of
+// live-training's worker: the training run, off the page's thread. It steps in chunks of
 // about `chunkMs` (the chunk's size adapts to the measured time per step), posts
 // each chunk's losses, and between chunks lets the page's messages in, so Pause
 // and Reset take effect within one chunk. Each step is shared with helper workers

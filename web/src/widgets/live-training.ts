@@ -1,4 +1,4 @@
-// W10, train the tiny model in the page: a run from random weights in a Web Worker
+// live-training: train the tiny model in the page: a run from random weights in a Web Worker
 // running the wasm core, with its loss and two of its heads redrawn as it trains.
 // This file is only the door: the panel's code, the worker, its wasm module and the
 // training text are fetched when the reader opens the trainer (or points at the
@@ -15,8 +15,8 @@ export const excerpt = {
 };
 
 export function mountLiveTraining(root: HTMLElement, context: WidgetContext): void {
-  const open = el('button', { type: 'button', 'data-testid': 'w10-open' }, 'Open the trainer');
-  const status = el('p', { class: 'status', 'data-testid': 'w10-status' });
+  const open = el('button', { type: 'button', 'data-testid': 'live-training-open' }, 'Open the trainer');
+  const status = el('p', { class: 'status', 'data-testid': 'live-training-status' });
   root.replaceChildren(
     el(
       'div',

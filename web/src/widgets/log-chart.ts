@@ -1,4 +1,4 @@
-// A log-log line chart in SVG for W6: a few series over powers of two on x,
+// A log-log line chart in SVG for cost: a few series over powers of two on x,
 // decades on y, lines told apart by dash pattern and a label at their end (not by
 // colour alone), optional vertical markers and highlighted points. It is drawn at
 // the width it is given, so text keeps its size from 360 px to desktop. Below

@@ -1,4 +1,4 @@
-// W10's loss plot: loss per character against training steps, both axes linear.
+// live-training's loss plot: loss per character against training steps, both axes linear.
 // The training loss is one number per step and noisy (each step sees another
 // batch), so it is drawn as the mean over equal runs of steps, at most `bins` of
 // them; the held-out loss is measured now and then on fixed windows and drawn as

@@ -1,4 +1,4 @@
-// The mask gallery's controls (W3): the mask, T and S, the tile sizes and the
+// The mask gallery's controls: the mask, T and S, the tile sizes and the
 // parameters of the chosen mask, read into a MaskSpec; the URL holds them.
 import type { MaskSpec } from '../lib/core';
 import { el, labelled, numberInput, select } from '../lib/dom';
@@ -34,8 +34,8 @@ export class MaskControls {
   /** `onChange` runs after every edit. */
   constructor(onChange: () => void) {
     const testIds: [HTMLElement, string][] = [
-      [this.kind, 'w3-kind'], [this.T, 'w3-T'], [this.S, 'w3-S'], [this.tileQ, 'w3-tile-q'], [this.tileK, 'w3-tile-k'],
-      [this.window, 'w3-window'], [this.sinks, 'w3-sinks'], [this.prefix, 'w3-prefix'], [this.chunk, 'w3-chunk'], [this.docs, 'w3-docs'],
+      [this.kind, 'mask-gallery-kind'], [this.T, 'mask-gallery-T'], [this.S, 'mask-gallery-S'], [this.tileQ, 'mask-gallery-tile-q'], [this.tileK, 'mask-gallery-tile-k'],
+      [this.window, 'mask-gallery-window'], [this.sinks, 'mask-gallery-sinks'], [this.prefix, 'mask-gallery-prefix'], [this.chunk, 'mask-gallery-chunk'], [this.docs, 'mask-gallery-docs'],
     ];
     for (const [node, id] of testIds) node.dataset.testid = id;
     this.params = {

@@ -1,4 +1,4 @@
-// The mask gallery's counts (W3): skipped, partial and full tiles, each next to
+// The mask gallery's counts: skipped, partial and full tiles, each next to
 // what it means for a FlashAttention kernel, the total, and the mask's density.
 import type { MaskSpec, TileResult } from '../lib/core';
 import { el } from '../lib/dom';
@@ -17,20 +17,20 @@ function stateCard(state: number, node: HTMLElement, meaning: string): HTMLEleme
 
 export class MaskCounts {
   readonly root: HTMLElement;
-  private readonly skipped = count('w3-skipped');
-  private readonly partial = count('w3-partial');
-  private readonly full = count('w3-full');
-  private readonly total = count('w3-total');
-  private readonly skippedPct = el('strong', { 'data-testid': 'w3-skipped-pct' }, '–');
-  private readonly visible = el('span', { 'data-testid': 'w3-visible' }, '–');
-  private readonly cells = el('span', { 'data-testid': 'w3-cells-total' }, '–');
-  private readonly density = el('span', { 'data-testid': 'w3-density' }, '–');
-  private readonly shape = el('span', { 'data-testid': 'w3-grid' }, '–');
+  private readonly skipped = count('mask-gallery-skipped');
+  private readonly partial = count('mask-gallery-partial');
+  private readonly full = count('mask-gallery-full');
+  private readonly total = count('mask-gallery-total');
+  private readonly skippedPct = el('strong', { 'data-testid': 'mask-gallery-skipped-pct' }, '–');
+  private readonly visible = el('span', { 'data-testid': 'mask-gallery-visible' }, '–');
+  private readonly cells = el('span', { 'data-testid': 'mask-gallery-cells-total' }, '–');
+  private readonly density = el('span', { 'data-testid': 'mask-gallery-density' }, '–');
+  private readonly shape = el('span', { 'data-testid': 'mask-gallery-grid' }, '–');
 
   constructor() {
     this.root = el(
       'div',
-      { class: 'mask-counts', 'data-testid': 'w3-counts' },
+      { class: 'mask-counts', 'data-testid': 'mask-gallery-counts' },
       stateCard(0, this.skipped, 'No query in the tile may see any key in it. A block-sparse FlashAttention kernel skips it outright: it never loads that K/V block for those queries and computes none of its scores.'),
       stateCard(1, this.partial, 'Some scores in the tile are masked. The kernel computes the whole Br × Bc block, then applies the mask element by element (masked scores become −∞) before the online softmax.'),
       stateCard(2, this.full, 'Every score in the tile is visible. The kernel computes the block with no mask at all, its fastest path.'),

@@ -1,4 +1,4 @@
-// The mask gallery's two pictures (W3): the mask cell by cell with the tile
+// The mask gallery's two pictures: the mask cell by cell with the tile
 // borders over it (only up to 256 x 256), and the tile map, one square per
 // Br x Bc tile, with a PNG download and a text version.
 import type { MaskSpec, TileResult } from '../lib/core';
@@ -45,7 +45,7 @@ export class MaskFigure {
   private readonly cellPanel: HTMLElement;
   private readonly tileTitle = el('p', { class: 'mask-panel-title' });
   // Focusable, so a keyboard can scroll a wide map.
-  private readonly tileText = el('pre', { class: 'mask-tile-text', 'data-testid': 'w3-tile-text', tabindex: 0, role: 'region', 'aria-label': 'Tile map as text' });
+  private readonly tileText = el('pre', { class: 'mask-tile-text', 'data-testid': 'mask-gallery-tile-text', tabindex: 0, role: 'region', 'aria-label': 'Tile map as text' });
   private readonly tileTextBox = el('details', { class: 'mask-tile-text-box' }, el('summary', {}, 'Tile map as text'), this.tileText);
 
   constructor() {
@@ -72,7 +72,7 @@ export class MaskFigure {
     });
     this.cellPanel = el(
       'div',
-      { class: 'mask-panel', 'data-testid': 'w3-cells' },
+      { class: 'mask-panel', 'data-testid': 'mask-gallery-cells' },
       el('p', { class: 'mask-panel-title' }, 'Cell by cell'),
       this.cellGrid.root,
       el(
@@ -82,14 +82,14 @@ export class MaskFigure {
         el('span', { class: 'mask-tile-line', 'aria-hidden': 'true' }), ' tile borders',
       ),
     );
-    const pngButton = el('button', { type: 'button', class: 'small', 'data-testid': 'w3-png' }, 'Save tile map as PNG');
+    const pngButton = el('button', { type: 'button', class: 'small', 'data-testid': 'mask-gallery-png' }, 'Save tile map as PNG');
     pngButton.addEventListener('click', () => {
       if (!this.shown) return;
       const { spec, kind, tq, tk } = this.shown;
       downloadCanvasPng(this.tileGrid.canvas, `tile-map-${kind}-T${spec.T}-S${spec.S}-${tq}x${tk}.png`);
     });
     this.tileTextBox.addEventListener('toggle', () => this.tileTextBox.open && this.writeTileText());
-    const tilePanel = el('div', { class: 'mask-panel', 'data-testid': 'w3-tiles' }, this.tileTitle, this.tileGrid.root, el('div', { class: 'mask-actions' }, pngButton), this.tileTextBox);
+    const tilePanel = el('div', { class: 'mask-panel', 'data-testid': 'mask-gallery-tiles' }, this.tileTitle, this.tileGrid.root, el('div', { class: 'mask-actions' }, pngButton), this.tileTextBox);
     this.root = el('div', { class: 'mask-views' }, this.cellPanel, tilePanel);
   }
 

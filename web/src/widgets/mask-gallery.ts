@@ -1,13 +1,13 @@
-// W3, the mask gallery: masks used in real systems, cell by cell and as the
+// The mask gallery: masks used in real systems, cell by cell and as the
 // FlashAttention tiles they let a kernel skip. Every count comes from the wasm
 // core's maskTiles(spec, Br, Bc) (core/masks.hpp):
 //   states: Uint8Array [rows * cols], 0 skipped, 1 partial, 2 full
 //   rows = ceil(T / Br) tiles down, cols = ceil(S / Bc) tiles across
 // The cell-level picture is the same call with 1 x 1 tiles (state 2 = visible).
 //
-// Controls (data-testid): w3-kind, w3-T, w3-S, w3-tile-q (Br) and w3-tile-k (Bc),
+// Controls (data-testid): mask-gallery-kind, mask-gallery-T, mask-gallery-S, mask-gallery-tile-q (Br) and mask-gallery-tile-k (Bc),
 // two selects so a kernel's unequal tiles (Br = 128, Bc = 64) can be shown, and
-// w3-window, w3-sinks, w3-prefix, w3-chunk, w3-docs, shown only for the masks
+// mask-gallery-window, mask-gallery-sinks, mask-gallery-prefix, mask-gallery-chunk, mask-gallery-docs, shown only for the masks
 // that use them. The host gets data-updated-ms (core + drawing of the last
 // update) and data-spec (the spec of the picture on show).
 import './mask-gallery.css';
@@ -27,9 +27,9 @@ export function mountMaskGallery(root: HTMLElement, context: WidgetContext): voi
   const controls = new MaskControls(() => update(true));
   const figure = new MaskFigure();
   const counts = new MaskCounts();
-  const kindNote = el('p', { class: 'mask-note', 'data-testid': 'w3-note' });
-  const status = el('p', { class: 'status', 'data-testid': 'w3-status' });
-  const timing = el('p', { class: 'mask-time', 'data-testid': 'w3-time' });
+  const kindNote = el('p', { class: 'mask-note', 'data-testid': 'mask-gallery-note' });
+  const status = el('p', { class: 'status', 'data-testid': 'mask-gallery-status' });
+  const timing = el('p', { class: 'mask-time', 'data-testid': 'mask-gallery-time' });
   root.append(
     controls.root,
     kindNote,

@@ -1,4 +1,4 @@
-// The masks the gallery (W3) knows, with what each one reads and a sentence on
+// The masks the gallery knows, with what each one reads and a sentence on
 // it, the tile states the core reports, and the document-lengths box's parser.
 import type { MaskSpec } from '../lib/core';
 import { el } from '../lib/dom';

@@ -1,4 +1,4 @@
-// The record `attn probe` adds to its trace, as the trace viewer (W8) shows it:
+// The record `attn probe` adds to its trace, as the trace viewer shows it:
 // which checkpoint ran on which prompt, the tokens it finds most likely next, what
 // it wrote greedily, whether decoding through the KV cache matched one full pass,
 // and where and how fast it ran (device, precision, cache size, tokens per second).
@@ -80,7 +80,7 @@ function topNextTable(probe: ProbeRecord): HTMLElement {
       { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'most likely next tokens' },
       el(
         'table',
-        { class: 'data top-next', 'data-testid': 'w8-top-next' },
+        { class: 'data top-next', 'data-testid': 'trace-viewer-top-next' },
         el('caption', { class: 'view-caption' }, 'After the prompt: the softmax of the last position’s logits, largest first.'),
         el('thead', {}, el('tr', {}, ...['rank', 'token', 'id', 'probability', 'logit'].map((h) => el('th', { scope: 'col' }, h)))),
         body,
@@ -98,7 +98,7 @@ function continuationSection(probe: ProbeRecord): HTMLElement {
         (c.stopped_at_eos ? '; it stopped at the end-of-sequence token.' : '.');
   return el(
     'section',
-    { 'data-testid': 'w8-continuation' },
+    { 'data-testid': 'trace-viewer-continuation' },
     el('h3', { class: 'view-subtitle' }, 'Greedy continuation'),
     el('p', { class: 'continuation-text' }, el('code', {}, JSON.stringify(c.text))),
     el('p', { class: 'view-caption' }, how + (c.ids.length ? ` Tokens: ${c.token_text.map((text) => JSON.stringify(text)).join(' ')}.` : '')),
@@ -114,7 +114,7 @@ function cachedVsFullSection(probe: ProbeRecord): HTMLElement {
   const within = c.max_abs_diff <= c.tolerance;
   return el(
     'section',
-    { 'data-testid': 'w8-cached-vs-full' },
+    { 'data-testid': 'trace-viewer-cached-vs-full' },
     el('h3', { class: 'view-subtitle' }, 'Through the cache vs one full pass'),
     el(
       'p',
@@ -129,9 +129,9 @@ function cachedVsFullSection(probe: ProbeRecord): HTMLElement {
 export function probeSummary(probe: ProbeRecord, tokenCount: number): HTMLElement {
   return el(
     'div',
-    { class: 'probe-summary', 'data-testid': 'w8-probe-summary' },
+    { class: 'probe-summary', 'data-testid': 'trace-viewer-probe-summary' },
     el('div', { class: 'summary-grid' }, runSection(probe, tokenCount), cachedVsFullSection(probe)),
     el('div', { class: 'summary-grid' }, topNextTable(probe), continuationSection(probe)),
-    el('div', { class: 'summary-grid', 'data-testid': 'w8-probe-run' }, whereSection(probe)),
+    el('div', { class: 'summary-grid', 'data-testid': 'trace-viewer-probe-run' }, whereSection(probe)),
   );
 }

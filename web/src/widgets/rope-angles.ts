@@ -1,4 +1,4 @@
-// RoPE, part a (W4): the angle each channel pair turns at each position (core
+// RoPE, part a: the angle each channel pair turns at each position (core
 // ropeAngles), and each pair's vector at a chosen position as a clock hand
 // (core ropeRotate). The heatmap has 4 pairs by 32 positions: on a narrow screen
 // 32 columns leave cells of 8 px, so there it turns on its side (positions down,
@@ -19,24 +19,24 @@ export class RopeAngles {
   private readonly angleMap = new Heatmap({ title: 'RoPE angle per channel pair and position', rowAxis: 'pair', colAxis: 'position', maxCellPx: 28 });
   /** The same angles with positions down and pairs across, shown instead below narrowWidth. */
   private readonly angleMapByPosition = new Heatmap({ title: 'RoPE angle per position and channel pair', rowAxis: 'position', colAxis: 'pair', maxCellPx: 16 });
-  private readonly clocks = el('div', { class: 'rope-clocks', 'data-testid': 'w4-clocks' });
+  private readonly clocks = el('div', { class: 'rope-clocks', 'data-testid': 'rope-clocks' });
   private readonly note = el('p', { class: 'lesson-caption' });
   private readonly angles: number[][];  // [P][pairs]
   private readonly unit = Array.from({ length: headDim }, (_, c) => (c < pairs ? 1 : 0)); // (1, 0) in every half-split pair
 
   constructor(private readonly core: Core, state: UrlState) {
     this.show = select([['cos', 'cos(angle)'], ['mod', 'angle mod 2π']], state.get('show') === 'mod' ? 'mod' : 'cos');
-    this.show.dataset.testid = 'w4-show';
+    this.show.dataset.testid = 'rope-show';
     this.clockInput = numberInput('range', 0, positionCount - 1, 1, state.getNumber('p', 5, 0, positionCount - 1));
-    this.clockInput.dataset.testid = 'w4-clock-position';
-    this.angleMap.root.dataset.testid = 'w4-angles';
-    this.angleMapByPosition.root.dataset.testid = 'w4-angles-by-position';
+    this.clockInput.dataset.testid = 'rope-clock-position';
+    this.angleMap.root.dataset.testid = 'rope-angles';
+    this.angleMapByPosition.root.dataset.testid = 'rope-angles-by-position';
     this.angleMapByPosition.root.hidden = true;
     const clockControl = labelled('Clock position p', this.clockInput);
     this.clockInput.after(this.clockOutput);
     this.clockOutput.setAttribute('for', this.clockInput.id);
-    this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'w4-part-a' },
-      el('h3', { class: 'lesson-subtitle', id: 'w4-part-a' }, 'a. How far each pair turns'),
+    this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'rope-part-a' },
+      el('h3', { class: 'lesson-subtitle', id: 'rope-part-a' }, 'a. How far each pair turns'),
       el('div', { class: 'controls' }, labelled('Colour shows', this.show), clockControl),
       el('div', { class: 'no-mask' }, this.angleMap.root, this.angleMapByPosition.root),
       this.clocks,

@@ -1,4 +1,4 @@
-// RoPE, part b (W4): q and k rotated to every pair of positions (m, n); their
+// RoPE, part b: q and k rotated to every pair of positions (m, n); their
 // dot product depends on m - n alone, so each diagonal of the grid holds one
 // value (core ropeScores). q and k are the model's (the run's) or the reader's.
 import type { Core } from '../lib/core';
@@ -29,26 +29,26 @@ const scoreText = (x: number) => formatNumber(x, 6);
 
 export class RopeOffsets {
   readonly root: HTMLElement;
-  readonly qInput = el('input', { type: 'text', class: 'vector-input', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'w4-q' });
-  readonly kInput = el('input', { type: 'text', class: 'vector-input', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'w4-k' });
-  readonly modelButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w4-use-model' }, "Use the model's q and k");
+  readonly qInput = el('input', { type: 'text', class: 'vector-input', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'rope-q' });
+  readonly kInput = el('input', { type: 'text', class: 'vector-input', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'rope-k' });
+  readonly modelButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'rope-use-model' }, "Use the model's q and k");
   /** The reader's own q and k as typed; both null: the model's. */
   custom: { q: string | null; k: string | null };
   private readonly source = el('p', { class: 'lesson-caption' });
   private readonly map = new Heatmap({ title: 'q·k after RoPE for query position m and key position n', rowAxis: 'query position m', colAxis: 'key position n', maxCellPx: 15 });
-  private readonly readout = el('p', { class: 'lesson-readout', 'data-testid': 'w4-deviation' });
+  private readonly readout = el('p', { class: 'lesson-readout', 'data-testid': 'rope-deviation' });
   private q: number[] = [];
   private k: number[] = [];
 
   constructor(private readonly core: Core, state: UrlState) {
-    this.map.root.dataset.testid = 'w4-offsets';
+    this.map.root.dataset.testid = 'rope-offsets';
     this.custom = { q: state.get('q'), k: state.get('k') };
     if (this.custom.q !== null || this.custom.k !== null) {
       this.qInput.value = this.custom.q ?? '';
       this.kInput.value = this.custom.k ?? '';
     }
-    this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'w4-part-b' },
-      el('h3', { class: 'lesson-subtitle', id: 'w4-part-b' }, 'b. The score sees only the offset'),
+    this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'rope-part-b' },
+      el('h3', { class: 'lesson-subtitle', id: 'rope-part-b' }, 'b. The score sees only the offset'),
       el('div', { class: 'controls' },
         labelled('q before RoPE (8 numbers)', this.qInput, `each from −${vectorLimit} to ${vectorLimit}`),
         labelled('k before RoPE (8 numbers)', this.kInput, `each from −${vectorLimit} to ${vectorLimit}`),

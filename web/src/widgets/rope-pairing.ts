@@ -1,4 +1,4 @@
-// RoPE, part c (W4): which channels pair up under half_split and interleaved
+// RoPE, part c: which channels pair up under half_split and interleaved
 // (found by asking the core's ropeRotate), and what running the tiny model's own
 // (half_split) weights with interleaved pairing does to a head's probabilities.
 import type { Core, RopePairing } from '../lib/core';
@@ -15,15 +15,15 @@ export class RopePairings {
   private readonly ownMap = new Heatmap({ title: 'Probabilities, half split (the model\'s own)', rowAxis: 'query', colAxis: 'key', maxCellPx: 28 });
   private readonly swappedMap = new Heatmap({ title: 'Probabilities, interleaved (mismatched)', rowAxis: 'query', colAxis: 'key', maxCellPx: 28 });
   private readonly diffMap = new Heatmap({ title: 'Interleaved minus half split', rowAxis: 'query', colAxis: 'key', maxCellPx: 28 });
-  private readonly readout = el('p', { class: 'lesson-readout', 'data-testid': 'w4-pairing-readout' });
+  private readonly readout = el('p', { class: 'lesson-readout', 'data-testid': 'rope-pairing-readout' });
 
   constructor(core: Core) {
-    const diagram = el('div', { class: 'pairing-diagrams', 'data-testid': 'w4-pairing-diagram' });
-    this.ownMap.root.dataset.testid = 'w4-own';
-    this.swappedMap.root.dataset.testid = 'w4-swapped';
-    this.diffMap.root.dataset.testid = 'w4-difference';
-    this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'w4-part-c' },
-      el('h3', { class: 'lesson-subtitle', id: 'w4-part-c' }, 'c. Half split or interleaved'),
+    const diagram = el('div', { class: 'pairing-diagrams', 'data-testid': 'rope-pairing-diagram' });
+    this.ownMap.root.dataset.testid = 'rope-own';
+    this.swappedMap.root.dataset.testid = 'rope-swapped';
+    this.diffMap.root.dataset.testid = 'rope-difference';
+    this.root = el('section', { class: 'lesson-part', 'aria-labelledby': 'rope-part-c' },
+      el('h3', { class: 'lesson-subtitle', id: 'rope-part-c' }, 'c. Half split or interleaved'),
       diagram,
       el('div', { class: 'panels compare-three' },
         el('div', {}, el('p', { class: 'panel-label' }, 'half split (the model\'s own)'), this.ownMap.root),

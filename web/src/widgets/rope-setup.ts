@@ -1,4 +1,4 @@
-// What the three parts of the RoPE widget (W4) share: the head they turn, the
+// What the three parts of the RoPE widget share: the head they turn, the
 // positions they show, and the model run of parts b and c.
 import type { ForwardResult, RopePairing } from '../lib/core';
 

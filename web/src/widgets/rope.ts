@@ -1,4 +1,4 @@
-// W4, RoPE in three parts, every number from the wasm core:
+// rope, RoPE in three parts, every number from the wasm core:
 //   a. the angle each channel pair turns at each position (core ropeAngles, head_dim 8,
 //      theta 10000, positions 0..31), and each pair's vector at a chosen position as a
 //      clock hand (core ropeRotate);
@@ -40,11 +40,11 @@ const refusal = (error: unknown) => (error instanceof CoreError ? error.message 
 
 /** The ids, layer and query head that parts b and c read, the run on them, and the status line. */
 class RopeRun {
-  readonly tokensInput = el('input', { type: 'text', class: 'tokens-input', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'w4-tokens' });
+  readonly tokensInput = el('input', { type: 'text', class: 'tokens-input', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', 'data-testid': 'rope-tokens' });
   readonly layerSelect: HTMLSelectElement;
   readonly headSelect: HTMLSelectElement;
-  readonly status = el('p', { class: 'status', 'data-testid': 'w4-status' });
-  readonly timing = el('p', { class: 'update-time', 'data-testid': 'w4-timing' });
+  readonly status = el('p', { class: 'status', 'data-testid': 'rope-status' });
+  readonly timing = el('p', { class: 'update-time', 'data-testid': 'rope-timing' });
   run: Run | null = null;
   private readonly group: number;
 
@@ -52,8 +52,8 @@ class RopeRun {
     const group = (this.group = config.n_heads / config.n_kv_heads);
     this.layerSelect = select(Array.from({ length: config.n_layers }, (_, l) => [String(l), `layer ${l}`]), '0');
     this.headSelect = select(Array.from({ length: config.n_heads }, (_, h) => [String(h), `head ${h} → KV head ${Math.floor(h / group)}`]), '0');
-    this.layerSelect.dataset.testid = 'w4-layer';
-    this.headSelect.dataset.testid = 'w4-head';
+    this.layerSelect.dataset.testid = 'rope-layer';
+    this.headSelect.dataset.testid = 'rope-head';
   }
 
   /** The controls row and the status row. */

@@ -1,11 +1,11 @@
-// W11 to W14: what the heads of the model we trained on Shakespeare learned
+// The Shakespeare figures: what the heads of the model we trained on Shakespeare learned
 // (web/public/models/shakespeare/, made by `attn train`; its record is
 // training.json). Each figure computes its numbers live with the core, on the
 // shipped weights, through lib/checkpoint-core.ts:
-//   W11 a previous-token head on the reader's text
-//   W12 an induction head on a random string written twice
-//   W13 whether a sink forms on the first token, beside a trained Qwen3's figures
-//   W14 the loss the model reached, the loss on the reader's text, and what it writes
+//   previous-token-head a previous-token head on the reader's text
+//   induction-head an induction head on a random string written twice
+//   first-token-weight whether a sink forms on the first token, beside a trained Qwen3's figures
+//   loss-and-continuation the loss the model reached, the loss on the reader's text, and what it writes
 // The weights and the module load when a figure comes near the viewport (or on a
 // click), so the chapter's first load carries none of it.
 import type { Checkpoint } from '../lib/checkpoint-core';
@@ -29,7 +29,7 @@ function whenNear(root: HTMLElement, status: HTMLElement, use: (checkpoint: Chec
     setStatus(status, 'Loading the model trained on Shakespeare…');
     import('../lib/checkpoint-core')
       // The four figures share one checkpoint: opening it, and then each figure's work,
-      // run in background tasks of their own, so a click elsewhere (say, opening W9)
+      // run in background tasks of their own, so a click elsewhere (say, opening trained-model)
       // does not wait for them.
       .then(({ openShakespeare }) => openShakespeare('background'))
       .then(inBackgroundTask)
@@ -95,18 +95,18 @@ function headPicker(checkpoint: Checkpoint, layer: number, head: number): HTMLSe
 
 const pick = (value: string) => value.split('.').map(Number) as [number, number];
 
-/** W11: a previous-token head on the reader's text. */
+/** previous-token-head: a previous-token head on the reader's text. */
 export function mountPreviousToken(root: HTMLElement, _context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'w11-status' });
+  const status = el('p', { class: 'status', 'data-testid': 'previous-token-head-status' });
   root.replaceChildren(status);
   whenNear(root, status, (checkpoint) => {
-    const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'w11-text' }) as HTMLTextAreaElement;
+    const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'previous-token-head-text' }) as HTMLTextAreaElement;
     input.value = defaultText;
     const record = pattern(checkpoint.record.head_patterns, 'previous_token').strongest;
     const picker = headPicker(checkpoint, record.layer, record.head);
-    picker.dataset.testid = 'w11-head';
+    picker.dataset.testid = 'previous-token-head-head';
     const heatmap = new Heatmap({ title: 'Previous-token head', rowAxis: 'query (character)', colAxis: 'key (character)', maxCellPx: 22 });
-    const finding = el('p', { class: 'finding', 'data-testid': 'w11-finding' });
+    const finding = el('p', { class: 'finding', 'data-testid': 'previous-token-head-finding' });
     const table = el('div');
     const update = () => {
       try {
@@ -116,7 +116,7 @@ export function mountPreviousToken(root: HTMLElement, _context: WidgetContext): 
         const p = pattern(patterns, 'previous_token');
         heatmap.setTitle(`Layer ${layer}, head ${head}`);
         heatmap.setData(headData(view.layers[layer].probabilities[0][head], view.labels, `layer ${layer}, head ${head}`));
-        table.replaceChildren(scoreTable(p, 'w11-scores'));
+        table.replaceChildren(scoreTable(p, 'previous-token-head-scores'));
         const score = p.heads[layer][head];
         finding.textContent =
           `On this text, layer ${layer}, head ${head} gives the character just before each query ${formatNumber(score, 3)} of its ` +
@@ -143,19 +143,19 @@ export function mountPreviousToken(root: HTMLElement, _context: WidgetContext): 
   });
 }
 
-/** W12: an induction head on a random string written twice. */
+/** induction-head: an induction head on a random string written twice. */
 export function mountInduction(root: HTMLElement, _context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'w12-status' });
+  const status = el('p', { class: 'status', 'data-testid': 'induction-head-status' });
   root.replaceChildren(status);
   whenNear(root, status, (checkpoint) => {
     let seed = 1;
     const record = pattern(checkpoint.record.head_patterns, 'induction').strongest;
     const picker = headPicker(checkpoint, record.layer, record.head);
-    picker.dataset.testid = 'w12-head';
-    const again = el('button', { type: 'button', 'data-testid': 'w12-new' }, 'Another random string');
+    picker.dataset.testid = 'induction-head-head';
+    const again = el('button', { type: 'button', 'data-testid': 'induction-head-new' }, 'Another random string');
     const heatmap = new Heatmap({ title: 'Induction head', rowAxis: 'query (character)', colAxis: 'key (character)', maxCellPx: 14 });
-    const shown = el('p', { class: 'view-caption wrap-anywhere', 'data-testid': 'w12-string' });
-    const finding = el('p', { class: 'finding', 'data-testid': 'w12-finding' });
+    const shown = el('p', { class: 'view-caption wrap-anywhere', 'data-testid': 'induction-head-string' });
+    const finding = el('p', { class: 'finding', 'data-testid': 'induction-head-finding' });
     const table = el('div');
     const update = () => {
       // The ordinary-text half of the patterns is not used here; any text will do.
@@ -167,7 +167,7 @@ export function mountInduction(root: HTMLElement, _context: WidgetContext): void
       heatmap.setTitle(`Layer ${layer}, head ${head}`);
       heatmap.setData(headData(view.layers[layer].probabilities[0][head], view.labels, `layer ${layer}, head ${head}`));
       shown.textContent = `BOS, then ${R} random characters written twice (seed ${seed}): ${JSON.stringify(patterns.induction_text)}`;
-      table.replaceChildren(scoreTable(p, 'w12-scores'));
+      table.replaceChildren(scoreTable(p, 'induction-head-scores'));
       const score = p.heads[layer][head];
       finding.textContent =
         `In the second copy, layer ${layer}, head ${head} gives the character that followed the current one in the first copy ` +
@@ -190,15 +190,15 @@ export function mountInduction(root: HTMLElement, _context: WidgetContext): void
 // by layer (the notebook chapter's published measurement; see notebook.html#sinks).
 const qwen3Sinks: [number, number][] = [[0, 0.006], [2, 0.028], [6, 0.555], [13, 0.426], [20, 0.677], [27, 0.769]];
 
-/** W13: does a sink form on the first token? */
+/** first-token-weight: does a sink form on the first token? */
 export function mountSinks(root: HTMLElement, _context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'w13-status' });
+  const status = el('p', { class: 'status', 'data-testid': 'first-token-weight-status' });
   root.replaceChildren(status);
   whenNear(root, status, (checkpoint) => {
-    const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'w13-text' }) as HTMLTextAreaElement;
+    const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'first-token-weight-text' }) as HTMLTextAreaElement;
     input.value = defaultText;
     const ours = el('div');
-    const finding = el('p', { class: 'finding', 'data-testid': 'w13-finding' });
+    const finding = el('p', { class: 'finding', 'data-testid': 'first-token-weight-finding' });
     const theirs = el(
       'table',
       { class: 'score-table' },
@@ -210,7 +210,7 @@ export function mountSinks(root: HTMLElement, _context: WidgetContext): void {
       try {
         const p = pattern(checkpoint.headPatterns(input.value, 1), 'first_token');
         const means = p.heads.map((layer) => layer.reduce((a, b) => a + b, 0) / layer.length);
-        ours.replaceChildren(scoreTable(p, 'w13-scores'));
+        ours.replaceChildren(scoreTable(p, 'first-token-weight-scores'));
         finding.dataset.strongest = String(p.strongest.score);
         finding.textContent =
           `Here the second half of the queries give the first position (BOS) ${means.map((m, l) => `${formatNumber(m, 3)} in layer ${l}`).join(' and ')} ` +
@@ -231,28 +231,28 @@ export function mountSinks(root: HTMLElement, _context: WidgetContext): void {
   });
 }
 
-/** W14: the loss it reached and what it writes. */
+/** loss-and-continuation: the loss it reached and what it writes. */
 export function mountLossAndText(root: HTMLElement, _context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'w14-status' });
+  const status = el('p', { class: 'status', 'data-testid': 'loss-and-continuation-status' });
   root.replaceChildren(status);
   whenNear(root, status, async (checkpoint) => {
     const { LossChart } = await import('./loss-chart');
     const r = checkpoint.record;
-    const chart = new LossChart('w14-curve');
+    const chart = new LossChart('loss-and-continuation-curve');
     chart.setData({ losses: [], heldout: r.curve.map((c) => [c.step, c.heldout_loss] as [number, number]), baseline: Math.log(checkpoint.info.vocab_size) });
-    const summary = el('p', { 'data-testid': 'w14-summary' },
+    const summary = el('p', { 'data-testid': 'loss-and-continuation-summary' },
       `attn train ran ${groupDigits(r.result.steps)} steps of ${r.settings.batch} windows of ${r.settings.context} characters ` +
       `(${r.settings.repeat_fraction * 100}% of them a random string repeated) in ${count(Math.round(r.result.training_seconds / 60), 'minute')} on ` +
       `${count(r.threads, 'CPU thread')}. On the held-out last tenth of the plays it ends at ` +
       `${formatNumber(r.result.heldout_loss, 3)} nats per character; guessing evenly among the ${checkpoint.info.vocab_size - 1} characters ` +
       `would cost ${formatNumber(Math.log(checkpoint.info.vocab_size - 1), 3)}.`);
-    const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'w14-text' }) as HTMLTextAreaElement;
+    const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'loss-and-continuation-text' }) as HTMLTextAreaElement;
     input.value = defaultText;
-    const loss = el('p', { class: 'finding', 'data-testid': 'w14-loss' });
-    const prompt = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'w14-prompt' }) as HTMLTextAreaElement;
+    const loss = el('p', { class: 'finding', 'data-testid': 'loss-and-continuation-loss' });
+    const prompt = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'loss-and-continuation-prompt' }) as HTMLTextAreaElement;
     prompt.value = 'KING HENRY:\n';
-    const go = el('button', { type: 'button', 'data-testid': 'w14-generate' }, 'Continue');
-    const written = el('pre', { class: 'generated', 'data-testid': 'w14-written' });
+    const go = el('button', { type: 'button', 'data-testid': 'loss-and-continuation-generate' }, 'Continue');
+    const written = el('pre', { class: 'generated', 'data-testid': 'loss-and-continuation-written' });
     const score = () => {
       try {
         const result = checkpoint.loss(input.value);

@@ -1,4 +1,4 @@
-// The attention-sink plot of a probe trace (W8). For every layer, the mean weight
+// The attention-sink plot of a probe trace. For every layer, the mean weight
 // the second half of the queries put on position 0 (sink_stats [L][Hq]): one dot
 // per query head, heads 0 .. Hq-1 left to right inside the layer's column, the
 // layer's mean over heads as a line with square marks, and what an even spread
@@ -20,7 +20,7 @@ export interface SinkData {
 }
 
 export interface SinkPlotOptions {
-  /** data-testid prefix: "w8" gives w8-sink-plot, w8-sink-baseline, ... */
+  /** data-testid prefix: "trace-viewer" gives trace-viewer-sink-plot, trace-viewer-sink-baseline, ... */
   testPrefix: string;
   /** A head was picked by click or Enter. */
   onSelect(layer: number, head: number): void;

@@ -1,4 +1,4 @@
-// W2, the soft lookup: one query, a handful of keys on a plane, each key with a
+// The soft lookup: one query, a handful of keys on a plane, each key with a
 // small value vector. Every move asks the wasm core's softLookup for
 //   scores = scale * q.k,  weights = softmax(scores),  mixed = sum_n weights_n * v_n
 // and draws the weights as the keys' circles and as bars. The query and the keys
@@ -80,14 +80,14 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const invalid = new Map<HTMLInputElement, string>();
 
   // ---- controls
-  const scaleInput = el('input', { type: 'range', min: scaleRange[0], max: scaleRange[1], step: 0.05, value: logScale, 'data-testid': 'w2-scale' });
-  const scaleOutput = el('output', { class: 'scale-output', 'data-testid': 'w2-scale-value' });
+  const scaleInput = el('input', { type: 'range', min: scaleRange[0], max: scaleRange[1], step: 0.05, value: logScale, 'data-testid': 'soft-lookup-scale' });
+  const scaleOutput = el('output', { class: 'scale-output', 'data-testid': 'soft-lookup-scale-value' });
   const dimsSelect = select([['2', '2 numbers'], ['3', '3 numbers']], String(dims));
-  dimsSelect.dataset.testid = 'w2-dims';
-  const addButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w2-add' }, 'Add a key');
-  const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w2-reset' }, 'Reset');
-  const status = el('p', { class: 'status', 'data-testid': 'w2-status' });
-  const timing = el('p', { class: 'update-time', 'data-testid': 'w2-timing' });
+  dimsSelect.dataset.testid = 'soft-lookup-dims';
+  const addButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'soft-lookup-add' }, 'Add a key');
+  const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'soft-lookup-reset' }, 'Reset');
+  const status = el('p', { class: 'status', 'data-testid': 'soft-lookup-status' });
+  const timing = el('p', { class: 'update-time', 'data-testid': 'soft-lookup-timing' });
 
   // ---- the plane
   const svg = svgEl('svg');
@@ -96,9 +96,9 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   svg.setAttribute('class', 'lookup-plane');
   svg.setAttribute('role', 'group');
   svg.setAttribute('aria-label', 'The query q and the keys on a plane. Drag a point, or focus it and use the arrow keys.');
-  svg.dataset.testid = 'w2-plane';
+  svg.dataset.testid = 'soft-lookup-plane';
   const defs = svgEl('defs', {});
-  const marker = svgEl('marker', { id: uid('w2-arrow'), viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 5, markerHeight: 5, orient: 'auto-start-reverse' });
+  const marker = svgEl('marker', { id: uid('soft-lookup-arrow'), viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 5, markerHeight: 5, orient: 'auto-start-reverse' });
   marker.append(svgEl('path', { d: 'M0 0L10 5L0 10z', class: 'query-arrowhead' }));
   defs.append(marker);
   const grid = svgEl('g', { class: 'plane-grid', 'aria-hidden': 'true' });
@@ -110,7 +110,7 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const arrow = svgEl('line', { x1: 0, y1: 0, class: 'query-arrow', 'marker-end': `url(#${marker.id})`, 'aria-hidden': 'true' });
   const keyLayer = svgEl('g', { class: 'key-layer' });
   const queryNode = pointNode('q', 'query');
-  queryNode.g.dataset.testid = 'w2-query';
+  queryNode.g.dataset.testid = 'soft-lookup-query';
   queryNode.g.classList.add('query');
   svg.append(defs, background, grid, arrow, keyLayer, queryNode.g);
 
@@ -132,7 +132,7 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const weightRows = el('tbody');
   const weightTable = el(
     'table',
-    { class: 'lookup-table', 'data-testid': 'w2-weights' },
+    { class: 'lookup-table', 'data-testid': 'soft-lookup-weights' },
     el('caption', {}, 'What the core returned for this query'),
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'key at (x, y)'), el('th', { scope: 'col', class: 'num' }, 'score'), el('th', { scope: 'col' }, 'weight'))),
     weightRows,
@@ -142,18 +142,18 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
   const valueHead = el('th', { scope: 'col' });
   const valueTable = el(
     'table',
-    { class: 'lookup-table', 'data-testid': 'w2-values' },
+    { class: 'lookup-table', 'data-testid': 'soft-lookup-values' },
     el('caption', {}, `Each key's value (numbers from −${valueLimit} to ${valueLimit})`),
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'key'), valueHead, el('th', { scope: 'col' }, el('span', { class: 'lesson-sr-only' }, 'remove')))),
     valueRows,
   );
   const resultTable = el(
     'table',
-    { class: 'lookup-table result-table', 'data-testid': 'w2-results' },
+    { class: 'lookup-table result-table', 'data-testid': 'soft-lookup-results' },
     el('caption', {}, 'What the lookup returns, next to its two limits'),
     resultRows,
   );
-  const limits = el('p', { class: 'lesson-caption', 'data-testid': 'w2-limits' });
+  const limits = el('p', { class: 'lesson-caption', 'data-testid': 'soft-lookup-limits' });
 
   const scaleControl = labelled('Scale (multiplies q·k before the softmax)', scaleInput,
     '0.01 to 100 on a log scale; attention would use 1/√2 ≈ 0.71 here');
@@ -188,7 +188,7 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     keyLayer.replaceChildren();
     keyNodes = keys.map((_, n) => {
       const node = pointNode(keyName(n), 'key');
-      node.g.dataset.testid = `w2-key-${n}`;
+      node.g.dataset.testid = `soft-lookup-key-${n}`;
       node.g.classList.add('key');
       attachPointer(node.g, () => keys[n].at, (p) => (keys[n].at = p));
       node.g.addEventListener('keydown', (e) => {
@@ -208,13 +208,13 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
         el('tr', {},
           el('th', { scope: 'row' }, keyName(n), ' ', el('small', { class: 'key-at', 'data-cell': 'at' })),
           el('td', { class: 'num', 'data-cell': 'score' }),
-          el('td', { class: 'weight-cell', 'data-cell': 'weight', 'data-testid': `w2-weight-${n}` },
+          el('td', { class: 'weight-cell', 'data-cell': 'weight', 'data-testid': `soft-lookup-weight-${n}` },
             el('span', { class: 'weight-bar', 'aria-hidden': 'true' }, el('span', { class: 'weight-fill' })), el('span', { class: 'weight-number' })))),
     );
     valueRows.replaceChildren(
       ...keys.map((key, n) => {
         const inputs = key.value.map((x, d) =>
-          el('input', { type: 'number', step: 0.1, min: -valueLimit, max: valueLimit, value: x, class: 'value-input', 'aria-label': `value of ${keyName(n)}, number ${d + 1}`, 'data-testid': `w2-value-${n}-${d}` }));
+          el('input', { type: 'number', step: 0.1, min: -valueLimit, max: valueLimit, value: x, class: 'value-input', 'aria-label': `value of ${keyName(n)}, number ${d + 1}`, 'data-testid': `soft-lookup-value-${n}-${d}` }));
         for (const [d, input] of inputs.entries())
           input.addEventListener('input', () => {
             // Out of range is refused, not clamped: the lookup uses the number the field shows or none.
@@ -231,7 +231,7 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
             keys[n].value[d] = read.value;
             update();
           });
-        const remove = el('button', { type: 'button', class: 'small', 'aria-label': `Remove key ${keyName(n)}`, 'data-testid': `w2-remove-${n}` }, '×');
+        const remove = el('button', { type: 'button', class: 'small', 'aria-label': `Remove key ${keyName(n)}`, 'data-testid': `soft-lookup-remove-${n}` }, '×');
         remove.disabled = keys.length <= minKeys;
         remove.addEventListener('click', () => removeKey(n));
         return el('tr', {}, el('th', { scope: 'row' }, keyName(n)), el('td', {}, el('span', { class: 'value-inputs' }, ...inputs)), el('td', {}, remove));
@@ -309,9 +309,9 @@ export function mountSoftLookup(root: HTMLElement, context: WidgetContext): void
     const distance = (a: number[], b: number[]) => Math.hypot(...a.map((x, d) => x - b[d]));
     const sum = weights.reduce((a, b) => a + b, 0);
     resultRows.replaceChildren(
-      resultRow('mixed = Σ weight · v', `weights add up to ${formatNumber(sum, 6)}`, mixed, maxAbs, 'w2-mixed'),
-      resultRow(`exact lookup: v of ${keyName(best)}`, 'the largest score', hard, maxAbs, 'w2-hard'),
-      resultRow('plain mean of the values', 'q at the origin: every weight 1/N', meanValue, maxAbs, 'w2-mean'),
+      resultRow('mixed = Σ weight · v', `weights add up to ${formatNumber(sum, 6)}`, mixed, maxAbs, 'soft-lookup-mixed'),
+      resultRow(`exact lookup: v of ${keyName(best)}`, 'the largest score', hard, maxAbs, 'soft-lookup-hard'),
+      resultRow('plain mean of the values', 'q at the origin: every weight 1/N', meanValue, maxAbs, 'soft-lookup-mean'),
     );
     resultRows.dataset.sum = String(sum);
     limits.textContent =

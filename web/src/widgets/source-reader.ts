@@ -1,11 +1,11 @@
-// W7, the source reader: the C++ core's own source, with the lines of one
+// The source reader: the C++ core's own source, with the lines of one
 // operation highlighted and explained. The files and line ranges come from
 // `virtual:anatomy-source`, which the build makes from the marker comments in
 // core/ (web/tools/anatomy-source.ts); the list and the explanations come from
 // src/source/sections.mjs, and the build checks the two against each other.
 // Above the code, the shape contract of each function the view shows, as the
 // header next to its .cpp declares it (`q: [B, Hq, T, dh], ... -> [B, Hq, T, S]`).
-// State in the URL: w7.op (operation id) and w7.view (which of its views, from 0).
+// State in the URL: source-reader.op (operation id) and source-reader.view (which of its views, from 0).
 import source from 'virtual:anatomy-source';
 import { el, uid } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
@@ -69,18 +69,18 @@ function renderFile(text: string, ranges: Range[], keyLines: Set<number>): { pre
   const lines = rows.map((row, i) => {
     const n = i + 1;
     const highlighted = inRange(n);
-    const line = el(highlighted ? 'mark' : 'span', { class: 'w7-line', 'data-line': n });
+    const line = el(highlighted ? 'mark' : 'span', { class: 'source-reader-line', 'data-line': n });
     if (keyLines.has(n)) line.classList.add('key');
     if (markerLine.test(row)) line.classList.add('marker');
-    line.append(el('span', { class: 'w7-ln' }, String(n).padStart(width, ' ')));
+    line.append(el('span', { class: 'source-reader-ln' }, String(n).padStart(width, ' ')));
     const cut = commentStart(row);
-    const code = el('span', { class: 'w7-lc' });
+    const code = el('span', { class: 'source-reader-lc' });
     if (cut < 0) code.append(row);
-    else code.append(row.slice(0, cut), el('span', { class: 'w7-cm' }, row.slice(cut)));
+    else code.append(row.slice(0, cut), el('span', { class: 'source-reader-cm' }, row.slice(cut)));
     line.append(code, '\n');
     return line;
   });
-  const pre = el('pre', { class: 'w7-pre' }, el('code', {}, ...lines));
+  const pre = el('pre', { class: 'source-reader-pre' }, el('code', {}, ...lines));
   return { pre, lines };
 }
 
@@ -92,10 +92,10 @@ export async function mountSourceReader(root: HTMLElement, { state }: WidgetCont
   let viewIndex = state.getNumber('view', 0, 0, operations[opIndex].views.length - 1);
 
   // --- the list of operations: a single-select listbox, selection follows focus ---
-  const listLabel = el('p', { class: 'w7-list-label', id: uid('w7-list-label') }, 'Operation');
-  const list = el('ul', { class: 'w7-list', role: 'listbox', tabindex: 0, 'aria-labelledby': listLabel.id });
+  const listLabel = el('p', { class: 'source-reader-list-label', id: uid('source-reader-list-label') }, 'Operation');
+  const list = el('ul', { class: 'source-reader-list', role: 'listbox', tabindex: 0, 'aria-labelledby': listLabel.id });
   const options = operations.map((op, i) => {
-    const option = el('li', { role: 'option', id: uid('w7-op'), 'aria-selected': 'false', title: op.title }, op.short);
+    const option = el('li', { role: 'option', id: uid('source-reader-op'), 'aria-selected': 'false', title: op.title }, op.short);
     option.addEventListener('click', () => {
       select(i, 0);
       list.focus();
@@ -119,19 +119,19 @@ export async function mountSourceReader(root: HTMLElement, { state }: WidgetCont
   });
 
   // --- the reading panel ---
-  const title = el('h3', { class: 'w7-title' });
-  const summary = el('p', { class: 'w7-summary' });
-  const viewsLabel = el('span', { class: 'w7-views-label', id: uid('w7-views') }, 'Show:');
-  const views = el('div', { class: 'w7-views', role: 'group', 'aria-labelledby': viewsLabel.id });
-  const where = el('p', { class: 'w7-where', role: 'status', 'aria-live': 'polite' });
-  const contracts = el('ul', { class: 'w7-contracts', 'aria-label': 'Shape contracts' });
-  const codeBox = el('div', { class: 'w7-code', role: 'region', tabindex: 0 });
-  const notesTitle = el('h4', { class: 'w7-notes-title' }, 'Key lines');
-  const notes = el('ol', { class: 'w7-notes' });
+  const title = el('h3', { class: 'source-reader-title' });
+  const summary = el('p', { class: 'source-reader-summary' });
+  const viewsLabel = el('span', { class: 'source-reader-views-label', id: uid('source-reader-views') }, 'Show:');
+  const views = el('div', { class: 'source-reader-views', role: 'group', 'aria-labelledby': viewsLabel.id });
+  const where = el('p', { class: 'source-reader-where', role: 'status', 'aria-live': 'polite' });
+  const contracts = el('ul', { class: 'source-reader-contracts', 'aria-label': 'Shape contracts' });
+  const codeBox = el('div', { class: 'source-reader-code', role: 'region', tabindex: 0 });
+  const notesTitle = el('h4', { class: 'source-reader-notes-title' }, 'Key lines');
+  const notes = el('ol', { class: 'source-reader-notes' });
   let lineNodes: HTMLElement[] = [];
 
-  const panel = el('div', { class: 'w7-panel' }, title, summary, el('div', { class: 'w7-view-bar' }, viewsLabel, views), where, contracts, codeBox, notesTitle, notes);
-  root.append(el('div', { class: 'w7' }, el('div', { class: 'w7-grid' }, el('div', { class: 'w7-nav' }, listLabel, list), panel)));
+  const panel = el('div', { class: 'source-reader-panel' }, title, summary, el('div', { class: 'source-reader-view-bar' }, viewsLabel, views), where, contracts, codeBox, notesTitle, notes);
+  root.append(el('div', { class: 'source-reader' }, el('div', { class: 'source-reader-grid' }, el('div', { class: 'source-reader-nav' }, listLabel, list), panel)));
 
   /** Scrolls the code box (never the page) so that lines first..last are in view, centred when they fit. */
   function scrollCodeTo(first: number, last: number): void {
@@ -204,15 +204,15 @@ export async function mountSourceReader(root: HTMLElement, { state }: WidgetCont
 
     const rangeText = ranges.map((r) => `${r.startLine}–${r.endLine}`).join(', ');
     where.replaceChildren(
-      el('code', { class: 'w7-file' }, file),
+      el('code', { class: 'source-reader-file' }, file),
       ` · lines ${rangeText} highlighted`,
     );
 
     const shown = view.sections.flatMap((id) => source.contracts[id] ?? []);
     contracts.replaceChildren(
       ...shown.map((c) =>
-        el('li', { class: 'w7-contract', title: `Declared in ${c.header}, line ${c.line}` },
-          el('code', { class: 'w7-contract-name' }, `${c.name}()`), ' ', ...c.shapes.map((shape) => el('code', { class: 'w7-shape' }, shape)))),
+        el('li', { class: 'source-reader-contract', title: `Declared in ${c.header}, line ${c.line}` },
+          el('code', { class: 'source-reader-contract-name' }, `${c.name}()`), ' ', ...c.shapes.map((shape) => el('code', { class: 'source-reader-shape' }, shape)))),
     );
     contracts.hidden = shown.length === 0;
 
@@ -221,7 +221,7 @@ export async function mountSourceReader(root: HTMLElement, { state }: WidgetCont
     notes.replaceChildren(
       ...view.notes.map((note, i) => {
         const lines = keyLines[i] ?? [];
-        const jump = el('button', { type: 'button', class: 'small secondary w7-jump', title: `Show ${describeLines(lines)} in the code` }, describeLines(lines));
+        const jump = el('button', { type: 'button', class: 'small secondary source-reader-jump', title: `Show ${describeLines(lines)} in the code` }, describeLines(lines));
         jump.addEventListener('click', () => {
           scrollCodeTo(lines[0], lines[lines.length - 1]);
           flash(lines);

@@ -1,7 +1,7 @@
 // A grid of small integer states (a mask's cells, a kernel's tiles) drawn into
 // one ImageData: one pass over the canvas pixels, so a 1024 x 1024 tile map
-// costs a few milliseconds. Shared by the mask gallery (W3) and the KV-cache
-// stepper (W5).
+// costs a few milliseconds. Shared by the mask gallery and the KV-cache
+// stepper.
 //   - each state has a fill and a texture (solid, hatched, dotted), so states
 //     differ in lightness and pattern as well as hue;
 //   - the exact meaning of a cell on hover and on keyboard focus (arrow keys,

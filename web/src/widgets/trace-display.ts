@@ -1,4 +1,4 @@
-// The trace viewer's display (W8): a trace's summary, its probe's summary and sink
+// The trace viewer's display: a trace's summary, its probe's summary and sink
 // plot, the explorer's heatmaps over its probabilities and its check records. Loaded
 // by trace-viewer.ts when the reader first opens a trace, so a chapter scrolled
 // through without opening one fetches none of it.
@@ -63,26 +63,26 @@ function sinkCaption(data: SinkData): string {
 export class TraceDisplay {
   /** The summary, sinks, controls, token key, heatmaps and checks, in that order, hidden until a trace is shown. */
   readonly nodes: HTMLElement[];
-  private readonly summary = el('div', { class: 'trace-summary', 'data-testid': 'w8-summary', hidden: true });
+  private readonly summary = el('div', { class: 'trace-summary', 'data-testid': 'trace-viewer-summary', hidden: true });
   private readonly sinkCaptionLine = el('p', { class: 'view-caption' });
   private readonly sinkPlot: SinkPlot;
   private readonly sinks: HTMLElement;
   private readonly view: AttentionView;
   private readonly controls: HTMLElement;
-  private readonly tokenKey = el('p', { class: 'view-caption', 'data-testid': 'w8-token-key', hidden: true }, tokenKeyNote);
+  private readonly tokenKey = el('p', { class: 'view-caption', 'data-testid': 'trace-viewer-token-key', hidden: true }, tokenKeyNote);
   private readonly checks = el('div', { class: 'trace-checks', hidden: true });
   private run: AttentionRun | null = null;
 
   constructor() {
     this.sinkPlot = new SinkPlot({
-      testPrefix: 'w8',
+      testPrefix: 'trace-viewer',
       onSelect: (layer, head) => {
         if (this.run) this.view.show(this.run, { ...this.view.selection, layer, head });
       },
     });
     this.sinks = el('section', { class: 'trace-sinks', hidden: true }, el('h3', { class: 'view-subtitle' }, 'Attention sinks'), this.sinkCaptionLine, this.sinkPlot.root);
     this.view = new AttentionView({
-      testPrefix: 'w8',
+      testPrefix: 'trace-viewer',
       batchLabel: (b) => `sequence ${b}`,
       noMixingNote,
       onChange: (selection) => this.sinkPlot.select(selection.layer, selection.head),

@@ -1,4 +1,4 @@
-// What every trace says besides its probabilities, as the trace viewer (W8) shows
+// What every trace says besides its probabilities, as the trace viewer shows
 // it: the model's configuration, where it ran, the tokens, and the check records.
 import type { CheckRecord, Trace } from '../lib/core';
 import { el } from '../lib/dom';
@@ -52,7 +52,7 @@ function buildSection(trace: Trace): HTMLElement {
 
 /** Each sequence's ids, or its token text exactly as written (quoted, with \n and the like escaped, never cut short). */
 function tokensSection(trace: Trace): HTMLElement {
-  const rows = el('ul', { class: 'token-rows', 'data-testid': 'w8-token-rows' });
+  const rows = el('ul', { class: 'token-rows', 'data-testid': 'trace-viewer-token-rows' });
   trace.tokens.forEach((ids, b) =>
     rows.append(el('li', {}, `sequence ${b}: ` + (trace.token_text ? trace.token_text[b].map((text) => JSON.stringify(text)).join(' ') : `ids ${ids.join(', ')}`))),
   );
@@ -95,7 +95,7 @@ export function checksTable(checks: CheckRecord[], allPassed: boolean): HTMLElem
       { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'check records' },
       el(
         'table',
-        { class: 'data checks', 'data-testid': 'w8-checks' },
+        { class: 'data checks', 'data-testid': 'trace-viewer-checks' },
         el('caption', { class: 'view-caption' }, 'Each check: its verdict, what it compares, the largest error found and the bound it must meet.'),
         // The verdict comes second so that it stays in view when a phone scrolls the table.
         el('thead', {}, el('tr', {}, ...['id', 'verdict', 'check', 'largest error', 'must be'].map((h) => el('th', { scope: 'col' }, h)))),

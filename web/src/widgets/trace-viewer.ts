@@ -1,4 +1,4 @@
-// W8, open a trace: a file from `attn verify --export-trace` or `attn probe
+// trace-viewer, open a trace: a file from `attn verify --export-trace` or `attn probe
 // --output`, or the page's own from the wasm core (the trace viewer's module,
 // lib/trace-viewer-core.ts, fetched on that click), checked against the schema and
 // shown with the explorer's heatmaps, its configuration, build and check records
@@ -8,7 +8,7 @@
 // with whitespace made visible. Until a trace opens the widget shows only how to open
 // one, no empty selects. A file that is not a valid trace gets one message naming the
 // problem; the widget keeps showing the trace it showed before and says which file
-// that is (w8-shown). Its second part (diff-door.ts) checks a learner's own tensors
+// that is (trace-viewer-shown). Its second part (diff-door.ts) checks a learner's own tensors
 // against the core, as `attn diff` does; a dropped .npz or .safetensors goes there.
 import { el, formatFileSize, labelled, setStatus } from '../lib/dom';
 import type { WidgetContext } from '../lib/widget';
@@ -19,9 +19,9 @@ import type { OpenedTrace } from './trace-file';
 // ---------------------------------------------------------------- the widget
 
 export function mountTraceViewer(root: HTMLElement, context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'w8-status' });
-  const fileInput = el('input', { type: 'file', accept: '.json,application/json', 'data-testid': 'w8-file' });
-  const ownButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'w8-load-own' }, "Load the page's own trace");
+  const status = el('p', { class: 'status', 'data-testid': 'trace-viewer-status' });
+  const fileInput = el('input', { type: 'file', accept: '.json,application/json', 'data-testid': 'trace-viewer-file' });
+  const ownButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'trace-viewer-load-own' }, "Load the page's own trace");
   const dropZone = el(
     'div',
     { class: 'drop-zone' },
@@ -30,7 +30,7 @@ export function mountTraceViewer(root: HTMLElement, context: WidgetContext): voi
   );
   // Which trace the summary, heatmaps and checks below belong to: after a file that failed
   // to open, they are still the previous one's, and this line says so.
-  const shownLine = el('p', { class: 'trace-shown', 'data-testid': 'w8-shown', hidden: true });
+  const shownLine = el('p', { class: 'trace-shown', 'data-testid': 'trace-viewer-shown', hidden: true });
   // Where the display goes once its code has come (trace-display.ts).
   const displayHost = el('div', { class: 'trace-display' });
   let displayLoading: Promise<typeof import('./trace-display')> | null = null;

@@ -1,4 +1,4 @@
-// W9's explorer, loaded when the reader opens a trained model: the text they type,
+// trained-model's explorer, loaded when the reader opens a trained model: the text they type,
 // tokenized and run by the core through its KV cache, every layer and head's
 // probabilities drawn by the same view as the attention explorer, a generate button
 // that decodes token by token through the cache (each new row appears as it is
@@ -87,17 +87,17 @@ export function preload(): void {
 
 export async function startTrainedExplorer(root: HTMLElement, context: WidgetContext, files: ModelFiles): Promise<void> {
   const session = await openTrained(files.model, files.tokenizer);
-  performance.mark('anatomy:w9-session');
+  performance.mark('anatomy:trained-model-session');
   const { config, bos_id: bos } = session.info;
   const rows = new Rows(config.n_layers, config.n_heads, maxTokens);
 
-  const textInput = el('textarea', { class: 'trained-text', rows: 2, spellcheck: 'false', 'data-testid': 'w9-text' });
-  const generate = el('button', { type: 'button', 'data-testid': 'w9-generate' }, `Generate ${generateCount} tokens`);
-  const status = el('p', { class: 'status', 'data-testid': 'w9-status' });
-  const timing = el('p', { class: 'update-time', 'data-testid': 'w9-timing' });
-  const next = el('p', { class: 'view-caption', 'data-testid': 'w9-next' });
+  const textInput = el('textarea', { class: 'trained-text', rows: 2, spellcheck: 'false', 'data-testid': 'trained-model-text' });
+  const generate = el('button', { type: 'button', 'data-testid': 'trained-model-generate' }, `Generate ${generateCount} tokens`);
+  const status = el('p', { class: 'status', 'data-testid': 'trained-model-status' });
+  const timing = el('p', { class: 'update-time', 'data-testid': 'trained-model-timing' });
+  const next = el('p', { class: 'view-caption', 'data-testid': 'trained-model-next' });
   const view = new AttentionView({
-    testPrefix: 'w9',
+    testPrefix: 'trained-model',
     batchLabel: () => 'your text',
     noMixingNote: 'This view keeps the probabilities only; the attention explorer above shows what each value vector adds.',
     onChange: (selection, ms) => {
@@ -222,7 +222,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
 
   const info = el(
     'p',
-    { class: 'view-caption', 'data-testid': 'w9-info' },
+    { class: 'view-caption', 'data-testid': 'trained-model-info' },
     `${files.name}: ${count(config.n_layers, 'layer')}, width ${config.hidden_size}, ${count(config.n_heads, 'query head')} sharing ` +
       `${count(config.n_kv_heads, 'KV head')} of ${count(config.head_dim, 'channel')}, SwiGLU ${config.ffn_size}, vocabulary ${config.vocab_size}, ` +
       `${groupDigits(session.info.parameters)} parameters (llama2.c file version ${session.info.version}, trained with a context of ` +
@@ -247,9 +247,9 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   view.selection = { batch: 0, layer: index('layer', config.n_layers) ?? 0, head: index('head', config.n_heads) ?? 0, row: index('row', maxTokens) };
   // The first view: its main heatmap now, the rest of it a frame later, each marked once
   // painted.
-  update(false, () => markAfterThisFrame('anatomy:w9-view-paint'));
-  performance.mark('anatomy:w9-first-heatmap');
-  markAfterPaint('anatomy:w9-first-paint');
+  update(false, () => markAfterThisFrame('anatomy:trained-model-view-paint'));
+  performance.mark('anatomy:trained-model-first-heatmap');
+  markAfterPaint('anatomy:trained-model-first-paint');
   // The head summary's two passes start 50 ms after the frame that draws the rest (this
   // second animation frame callback comes after the view's own), whether the view drew it
   // or a change of the reader's drew everything sooner. A timer set at once would come due

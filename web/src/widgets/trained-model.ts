@@ -1,4 +1,4 @@
-// W9, a trained model in the page: llama2.c's stories260K (or any llama2.c .bin
+// trained-model, a trained model in the page: llama2.c's stories260K (or any llama2.c .bin
 // the reader opens, with its tokenizer.bin), run live by the core. This file is
 // only the door: two ways in and where to get a model. The explorer's code, its
 // wasm module and the bundled model's bytes are fetched when the reader points at
@@ -35,11 +35,11 @@ async function fetchBytes(url: string): Promise<Uint8Array> {
 }
 
 export function mountTrainedModel(root: HTMLElement, context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'w9-status' });
-  const load = el('button', { type: 'button', 'data-testid': 'w9-load' }, `Run ${bundled.name} here (1.1 MB)`);
-  const modelInput = el('input', { type: 'file', accept: '.bin', 'data-testid': 'w9-model-file' });
-  const tokenizerInput = el('input', { type: 'file', accept: '.bin', 'data-testid': 'w9-tokenizer-file' });
-  const open = el('button', { type: 'button', 'data-testid': 'w9-open' }, 'Open these files');
+  const status = el('p', { class: 'status', 'data-testid': 'trained-model-status' });
+  const load = el('button', { type: 'button', 'data-testid': 'trained-model-load' }, `Run ${bundled.name} here (1.1 MB)`);
+  const modelInput = el('input', { type: 'file', accept: '.bin', 'data-testid': 'trained-model-model-file' });
+  const tokenizerInput = el('input', { type: 'file', accept: '.bin', 'data-testid': 'trained-model-tokenizer-file' });
+  const open = el('button', { type: 'button', 'data-testid': 'trained-model-open' }, 'Open these files');
   const door = el(
     'div',
     { class: 'trained-door' },
@@ -66,7 +66,7 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
   let explorerLoading: Promise<typeof import('./trained-explorer')> | null = null;
   const loadExplorer = () => {
     explorerLoading ??= import('./trained-explorer').then((explorer) => {
-      performance.mark('anatomy:w9-code');
+      performance.mark('anatomy:trained-model-code');
       explorer.preload();
       return explorer;
     });
@@ -100,7 +100,7 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     prepare();
     load.disabled = open.disabled = true;
     setStatus(status, `Loading ${what}…`);
-    performance.mark('anatomy:w9-open');
+    performance.mark('anatomy:trained-model-open');
     try {
       // The explorer's code and the wasm module, fetched while the model's bytes are.
       const [explorer, model] = await Promise.all([loadExplorer(), files()]);
@@ -117,7 +117,7 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     start(async () => {
       try {
         const files = await loadBundled();
-        performance.mark('anatomy:w9-files');
+        performance.mark('anatomy:trained-model-files');
         return files;
       } catch {
         throw new Error(`this copy of the page was built without ${bundled.name}. Open the files yourself below. ${whereToGetOne}`);
