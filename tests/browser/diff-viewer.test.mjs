@@ -1,4 +1,4 @@
-// trace-viewer's check of a learner's own tensors (attn diff in the page, web/src/widgets/diff-*.ts)
+// trace-viewer's check of a learner's own tensors (attn diff in the page, web/src/widgets/trace-viewer/diff-*.ts)
 // against the native tool. The learner is tests/diff/numpy_llama.py, a NumPy Llama
 // written apart from the core, run on the checkpoint `attn export-checkpoint` writes
 // for seed 1 (the page's default): a correct file agrees; files with a mistake give

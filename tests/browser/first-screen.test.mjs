@@ -1,4 +1,4 @@
-// The chapters' first screen (first-screen, web/src/widgets/first-screen.ts) in headless Chromium:
+// The chapters' first screen (first-screen, web/src/widgets/first-screen/first-screen.ts) in headless Chromium:
 // it is on screen at 1280 and 360 px, drawn before any other widget's code or the
 // chapters' core is fetched, shows the head the training record names, says what the
 // numbers show (checked against the whole checkpoint's forward in chapter 1's module,
@@ -75,13 +75,13 @@ for (const view of [{ width: 1280, height: 800 }, { width: 360, height: 740 }]) 
     const box = await page.getByTestId('first-screen-drawing').boundingBox();
     assert.ok(box && box.y < view.height, `the drawing starts at y = ${box?.y}, below the first screen`);
     const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name.split('/').pop()));
-    const early = fetched.filter((f) => /^(attention_core|attention-explorer|rope|trained-model|core-)/.test(f));
+    const early = fetched.filter((f) => /^(attention_core|explorer|rope|trained-model|core-)/.test(f));
     assert.deepEqual(early, [], `fetched before any widget came near: ${fetched.join(', ')}`);
     // Scrolling to the explorer brings its code and the core.
     await page.locator('[data-widget="explorer"]').scrollIntoViewIfNeeded();
     await page.waitForSelector('[data-widget="explorer"][data-ready="true"]', { timeout: 10_000 });
     const later = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name.split('/').pop()));
-    assert.ok(later.some((f) => f.startsWith('attention_core')) && later.some((f) => f.startsWith('attention-explorer')), later.join(', '));
+    assert.ok(later.some((f) => f.startsWith('attention_core')) && later.some((f) => f.startsWith('explorer')), later.join(', '));
     assertNoProblems(problems, `index.html at ${view.width} px`);
   });
 }

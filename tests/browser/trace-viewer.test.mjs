@@ -39,7 +39,7 @@ function variant(name, change) {
   return file;
 }
 
-// The page's label rules (web/src/widgets/token-text.ts), restated: marks for space,
+// The page's label rules (web/src/widgets/shared/token-text.ts), restated: marks for space,
 // newline and tab, at most 12 characters with the ellipsis.
 function axisLabel(text) {
   const marks = { ' ': '␣', '\n': '↵', '\t': '⇥' };
