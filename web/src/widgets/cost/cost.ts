@@ -12,8 +12,8 @@ import { el, labelled, numberInput, select, setStatus } from '../../lib/dom';
 import { markInvalid, readWhole, stillShowing } from '../../lib/fields';
 import { count } from '../../lib/words';
 import type { WidgetContext } from '../../lib/widget';
-import { bytes, grouped, markUpdated, scientific } from '../shared/lesson-kit';
-import { LogChart } from '../shared/log-chart';
+import { bytes, grouped, markUpdated, powerOfTen, scientific } from '../shared/lesson-kit';
+import { LineChart, type ChartSpec, type Marker, type Series } from '../shared/line-chart';
 
 interface Inputs { d: number; heads: number; kv: number; T: number; bytes: number }
 
@@ -93,7 +93,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
 
   const status = el('p', { class: 'status', 'data-testid': 'cost-status' });
   const timing = el('p', { class: 'update-time', 'data-testid': 'cost-timing' });
-  const prefillChart = new LogChart();
+  const prefillChart = newLogLogChart();
   prefillChart.root.dataset.testid = 'cost-chart';
   // Wide tables scroll sideways on a phone; a region with a name and a tab stop lets the keyboard scroll them.
   const scroller = (label: string, testid: string) => el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': label, 'data-testid': testid });
@@ -101,7 +101,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
   const worked = scroller('Worked prefill numbers', 'cost-worked');
   const workedTitle = el('h3', { class: 'lesson-subtitle' });
   const prefillNote = el('p', { class: 'lesson-caption' });
-  const decodeChart = new LogChart();
+  const decodeChart = newLogLogChart();
   decodeChart.root.dataset.testid = 'cost-decode-chart';
   const decodeTable = scroller('Decode chart as a table', 'cost-decode-chart-table');
   const decodeWorked = scroller('Worked decode numbers', 'cost-decode');
@@ -167,7 +167,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
 
     // ---- prefill chart and its table
     const attention = (f: Flops) => f.scores + f.weighted;
-    prefillChart.setData({
+    prefillChart.setData(logLog({
       label: `Log-log chart of FLOPs per layer against T from 128 to 131,072. Projections grow like T, from ${scientific(curve[0].prefill.projections)} to ${scientific(curve[20].prefill.projections)}; ` +
         `QKᵀ + PV grows like T², from ${scientific(attention(curve[0].prefill))} to ${scientific(attention(curve[20].prefill))}. They cross at T = ${grouped(crossover)}.`,
       xLabel: 'sequence length T (log scale)',
@@ -179,7 +179,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
       ],
       markers: [{ x: crossover, y: crossCost.prefill.projections, label: `cross at T = ${grouped(crossover)}` }],
       dots: [{ x: inputs.T, y: atT.prefill.projections }, { x: inputs.T, y: attention(atT.prefill) }],
-    });
+    }));
     prefillTable.replaceChildren(
       dataTable('Prefill FLOPs per layer at each plotted T',
         ['T', 'projections', 'QKᵀ + PV', 'QKᵀ + PV ÷ projections'],
@@ -216,7 +216,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
 
     // ---- decode
     const s = atT.decode;
-    decodeChart.setData({
+    decodeChart.setData(logLog({
       label: `Log-log chart of per-token decode FLOPs per layer against the cache length S from 128 to 131,072. Projections stay at ${grouped(curve[0].decode.projections)}; ` +
         `attention grows like S, from ${scientific(attention(curve[0].decode))} to ${scientific(attention(curve[20].decode))}, passing the projections at S = ${grouped(crossover)}.`,
       xLabel: 'cache length S (log scale)',
@@ -228,7 +228,7 @@ export function mountCost(root: HTMLElement, context: WidgetContext): void {
       ],
       markers: [{ x: crossover, y: crossCost.decode.projections, label: `equal at S = ${grouped(crossover)}` }],
       dots: [{ x: T, y: s.projections }, { x: T, y: attention(s) }],
-    });
+    }));
     const dtype = dtypes.find(([v]) => Number(v) === inputs.bytes)![1];
     decodeTable.replaceChildren(
       dataTable(`Decode cost per new token and layer at each plotted S (${dtype} cache)`,
@@ -282,3 +282,56 @@ function dataTable(caption: string, head: string[], rows: string[][]): HTMLTable
     el('tbody', {}, ...rows.map(([first, ...rest]) => el('tr', {}, el('th', { scope: 'row' }, first), ...rest.map((c) => el('td', { class: 'num' }, c))))));
 }
 
+// ---- the charts: log-log, powers of two on x, decades on y
+
+/** A chart for the log-log spec below; under 520 px its labels move into a legend under the axis. */
+function newLogLogChart(): LineChart {
+  return new LineChart({
+    height: (width) => Math.round(Math.max(230, Math.min(340, width * 0.55))),
+    margin: { left: 50, right: 14, top: 22, bottom: 40 },
+    legendBelow: 520,
+  });
+}
+
+interface LogLogSpec {
+  label: string;
+  xLabel: string;
+  yLabel: string;
+  xDomain: [number, number];
+  series: Series[];             // y > 0
+  markers: Marker[];
+  dots: { x: number; y: number }[];
+}
+
+/** 131072 -> "128K". */
+function shortCount(x: number): string {
+  if (x >= 1048576 && x % 1048576 === 0) return `${x / 1048576}M`;
+  if (x >= 1024 && x % 1024 === 0) return `${x / 1024}K`;
+  return String(Math.round(x));
+}
+
+/** y from the decade below the least value to the decade above the largest. */
+function logLog(spec: LogLogSpec): ChartSpec {
+  const ys = spec.series.flatMap((s) => s.points.map(([, y]) => y)).filter((y) => y > 0);
+  const lo = Math.floor(Math.log10(Math.min(...ys))), hi = Math.ceil(Math.log10(Math.max(...ys)));
+  const [x0, x1] = spec.xDomain.map(Math.log2);
+  const yEvery = hi - lo > 7 ? 2 : 1;  // every other decade when crowded
+  return {
+    label: spec.label,
+    x: {
+      title: spec.xLabel, domain: spec.xDomain, log: true,
+      // Every power of two, labelled every other one on a chart under 520 px wide.
+      ticks: (pixels) => Array.from({ length: Math.floor(x1) - Math.ceil(x0) + 1 }, (_, i) => {
+        const at = 2 ** (Math.ceil(x0) + i);
+        return i % (pixels + 64 < 520 ? 2 : 1) === 0 ? { at, label: shortCount(at) } : { at };
+      }),
+    },
+    y: {
+      title: spec.yLabel, domain: [10 ** lo, 10 ** Math.max(hi, lo + 1)], log: true,
+      ticks: () => Array.from({ length: Math.floor((hi - lo) / yEvery) + 1 }, (_, i) => ({ at: 10 ** (lo + i * yEvery), label: powerOfTen(lo + i * yEvery) })),
+    },
+    series: spec.series,
+    markers: spec.markers,
+    dots: spec.dots,
+  };
+}

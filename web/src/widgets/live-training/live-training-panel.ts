@@ -10,7 +10,7 @@ import type { HeadPatterns, TrainingInfo, TrainingOptions } from '../../lib/trai
 import type { WidgetContext } from '../../lib/widget';
 import { count } from '../../lib/words';
 import type { ProbeAttention, TrainerMessage, TrainerRequest } from './live-training-protocol';
-import { LossChart } from '../shared/loss-chart';
+import { LossCurve } from '../shared/loss-curve';
 import { groupDigits } from '../../lib/words';
 import { tokenLabel, visibleText, whitespaceKey } from '../shared/token-text';
 import { excerpt } from './live-training';
@@ -182,7 +182,7 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
   const probe = el('input', { type: 'text', class: 'live-probe', spellcheck: 'false', maxlength: trainingOptions.context - 1, 'data-testid': 'live-training-probe' });
   const status = el('p', { class: 'status', 'data-testid': 'live-training-status' });
   const speed = el('p', { class: 'live-speed', 'data-testid': 'live-training-speed', 'aria-live': 'off' });
-  const chart = new LossChart('live-training-loss-chart');
+  const chart = new LossCurve('live-training-loss-chart');
   const probeNote = el('p', { class: 'status', 'data-testid': 'live-training-probe-status' });
   const milestones = el('ul', { class: 'live-milestones', 'data-testid': 'live-training-milestones' });
   const scores = el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'every head\'s pattern scores', 'data-testid': 'live-training-scores' });

@@ -236,9 +236,9 @@ export function mountLossAndContinuation(root: HTMLElement, _context: WidgetCont
   const status = el('p', { class: 'status', 'data-testid': 'loss-and-continuation-status' });
   root.replaceChildren(status);
   whenNear(root, status, async (checkpoint) => {
-    const { LossChart } = await import('../shared/loss-chart');
+    const { LossCurve } = await import('../shared/loss-curve');
     const r = checkpoint.record;
-    const chart = new LossChart('loss-and-continuation-curve');
+    const chart = new LossCurve('loss-and-continuation-curve');
     chart.setData({ losses: [], heldout: r.curve.map((c) => [c.step, c.heldout_loss] as [number, number]), baseline: Math.log(checkpoint.info.vocab_size) });
     const summary = el('p', { 'data-testid': 'loss-and-continuation-summary' },
       `attn train ran ${groupDigits(r.result.steps)} steps of ${r.settings.batch} windows of ${r.settings.context} characters ` +
