@@ -33,6 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { distDir, openPage, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
+import { median } from './stats.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
@@ -52,7 +53,6 @@ function nativeRate(options, textFile, steps) {
     fs.rmSync(out, { recursive: true, force: true });
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
