@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the page into web/dist (needs the wasm preset built first), then puts beside
-# it, when ../shared has them, the trained model the page's W9 widget runs (llama2.c's
-# stories260K, from ../shared/models) and the text W10 trains on (Tiny Shakespeare's
+# it, when ../shared has them, the trained model the page's trained-model widget runs (llama2.c's
+# stories260K, from ../shared/models) and the text live-training trains on (Tiny Shakespeare's
 # first 200,000 characters, cut at a line's end, from ../shared/corpora, gzipped: the
 # widget unpacks it with DecompressionStream). They are read from there and written
-# into the built page only, never into the repository. Without them W9 offers "Open a
-# model file" and W10 trains on pasted text only.
+# into the built page only, never into the repository. Without them trained-model offers "Open a
+# model file" and live-training trains on pasted text only.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$repo_root/web"

@@ -65,13 +65,13 @@ function earlyStartScript(wasm: string, files: string[]): string {
 // Chromium lays out and paints what it has parsed so far at least once before that (on
 // chapter 1, 150 ms or more of style and layout on the reference machine). A one-line
 // script right after the first screen's figure imports it as soon as the parser is
-// there, so W0 is built (lib/widget.ts) while the rest of the article is still being
+// there, so first-screen is built (lib/widget.ts) while the rest of the article is still being
 // parsed and is drawn in one of those early frames. The module script in the head
 // stays: the same module, evaluated once, and the page still works if this one fails.
 function startEntryAfterFirstFigure(html: string, page: string): string {
   const entry = html.match(/<script type="module" crossorigin src="([^"]+)"><\/script>/)?.[1];
-  const figure = html.match(/<figure[^>]*data-widget="w0"[\s\S]*?<\/figure>\n/);
-  if (!entry || !figure) throw new Error(`start-first-figure-early: ${page} has no ${entry ? 'W0 figure' : 'module script'}`);
+  const figure = html.match(/<figure[^>]*data-widget="first-screen"[\s\S]*?<\/figure>\n/);
+  if (!entry || !figure) throw new Error(`start-first-figure-early: ${page} has no ${entry ? 'first-screen figure' : 'module script'}`);
   const at = figure.index! + figure[0].length;
   // A failure is the head's module script's to report (it imports the same file).
   return `${html.slice(0, at)}<script>import(${JSON.stringify(entry)}).catch(() => {});</script>\n${html.slice(at)}`;

@@ -1,4 +1,4 @@
-// W8's check of a learner's own tensors (attn diff in the page, web/src/widgets/diff-*.ts)
+// trace-viewer's check of a learner's own tensors (attn diff in the page, web/src/widgets/trace-viewer/diff-*.ts)
 // against the native tool. The learner is tests/diff/numpy_llama.py, a NumPy Llama
 // written apart from the core, run on the checkpoint `attn export-checkpoint` writes
 // for seed 1 (the page's default): a correct file agrees; files with a mistake give
@@ -40,7 +40,7 @@ let site, workDir, model, numpyMissing = null;
 const native = {}; // file name -> `attn diff --json`'s report
 
 before(async () => {
-  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'w8-diff-'));
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'trace-viewer-diff-'));
   model = path.join(workDir, 'tiny');
   execFileSync(attn, ['export-checkpoint', model], { stdio: 'ignore' }); // seed 1
   const numpy = spawnSync(python, ['-c', 'import numpy'], { encoding: 'utf8' });
@@ -81,15 +81,15 @@ function numpySlice(file, name, b, h) {
   return JSON.parse(execFileSync(python, ['-c', script, file, name, String(b), String(h ?? -1)], { encoding: 'utf8' }));
 }
 
-/** Chapter 1 with W8 built; with `everyWidget`, every other widget too (each scrolled past). */
-async function openW8(t, { everyWidget = false } = {}) {
+/** Chapter 1 with trace-viewer built; with `everyWidget`, every other widget too (each scrolled past). */
+async function openTraceViewer(t, { everyWidget = false } = {}) {
   const opened = await openPage(site.browser, site.url('index.html'));
   t.after(opened.close);
   const requests = [];
   opened.page.on('request', (request) => requests.push(request.url()));
   // The whole chapter mounting can take longer than 10 s on a shared, busy machine.
-  const w8 = everyWidget ? (await waitForWidgets(opened.page, 30000)).find((w) => w.name === 'w8') : await waitForWidget(opened.page, 'w8', 30000);
-  assert.equal(w8?.ready, 'true', JSON.stringify(w8));
+  const traceViewer = everyWidget ? (await waitForWidgets(opened.page, 30000)).find((w) => w.name === 'trace-viewer') : await waitForWidget(opened.page, 'trace-viewer', 30000);
+  assert.equal(traceViewer?.ready, 'true', JSON.stringify(traceViewer));
   // Everything the page fetched so far, from navigation on, and what it fetches from now on.
   const fetched = async () => [...requests, ...(await opened.page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name)))];
   return { ...opened, fetched };
@@ -97,31 +97,31 @@ async function openW8(t, { everyWidget = false } = {}) {
 
 /** Chooses `file` in the check's file input and waits for the status line to say how it went. */
 async function check(page, file) {
-  const status = page.getByTestId('w8-diff-status');
+  const status = page.getByTestId('trace-viewer-diff-status');
   // Emptied first: checking the same file twice ends on the same words.
   await status.evaluate((node) => (node.textContent = ''));
-  await page.setInputFiles('[data-testid="w8-diff-file"]', file);
-  await page.waitForFunction(() => /^(Checked|Could not)/.test(document.querySelector('[data-testid="w8-diff-status"]').textContent));
+  await page.setInputFiles('[data-testid="trace-viewer-diff-file"]', file);
+  await page.waitForFunction(() => /^(Checked|Could not)/.test(document.querySelector('[data-testid="trace-viewer-diff-status"]').textContent));
   return { kind: await status.getAttribute('data-kind'), text: await status.textContent() };
 }
 
 /** The compared tensors as the page's table lists them: [name, verdict]. */
 async function tableRows(page) {
-  return page.locator('[data-testid="w8-diff-table"] tbody tr').evaluateAll((rows) =>
+  return page.locator('[data-testid="trace-viewer-diff-table"] tbody tr').evaluateAll((rows) =>
     rows.map((row) => [row.dataset.name, row.cells[1].textContent]));
 }
 
 const nativeRows = (report) =>
   report.compared.map((c) => [c.name, c.agrees ? 'agrees' : `DIVERGES (${c.mismatches.toLocaleString('en')} value${c.mismatches === 1 ? '' : 's'})`]);
 
-const values = async (page, name) => JSON.parse(await page.getByTestId(`w8-diff-${name}`).getAttribute('data-values'));
+const values = async (page, name) => JSON.parse(await page.getByTestId(`trace-viewer-diff-${name}`).getAttribute('data-values'));
 
 test('the check loads attn diff only when used; a correct file agrees everywhere', async (t) => {
   if (needsNumpy(t)) return;
-  const { page, problems, fetched } = await openW8(t, { everyWidget: true });
+  const { page, problems, fetched } = await openTraceViewer(t, { everyWidget: true });
   const early = (await fetched()).filter((url) => /attention_trace_viewer|diff-panel|trace-viewer-core/.test(url));
   assert.deepEqual(early, [], 'the chapter fetched attn diff or its code before the check was used');
-  assert.match(await page.getByTestId('w8-diff-shapes').textContent(), /1 sequence of 8 tokens .*\[1, 4, 8, 8\] q, q_rope, heads; \[1, 2, 8, 8\] k, v, k_rope/);
+  assert.match(await page.getByTestId('trace-viewer-diff-shapes').textContent(), /1 sequence of 8 tokens .*\[1, 4, 8, 8\] q, q_rope, heads; \[1, 2, 8, 8\] k, v, k_rope/);
 
   const status = await check(page, path.join(workDir, 'correct.npz'));
   assert.equal(status.kind, 'info', status.text);
@@ -129,17 +129,17 @@ test('the check loads attn diff only when used; a correct file agrees everywhere
   assert.ok((await fetched()).some((url) => /attention_trace_viewer[^/]*\.wasm$/.test(url)), 'the diff module was not fetched on use');
   const report = native['correct.npz'];
   assert.equal(report.agrees, true);
-  assert.equal(await page.getByTestId('w8-diff-verdict').textContent(), 'Every tensor you gave agrees with the core.');
+  assert.equal(await page.getByTestId('trace-viewer-diff-verdict').textContent(), 'Every tensor you gave agrees with the core.');
   assert.deepEqual(await tableRows(page), nativeRows(report));
-  assert.equal(await page.getByTestId('w8-diff-divergence').count(), 0);
-  assert.equal(await page.getByTestId('w8-diff-tensors').isVisible(), false);
-  assert.equal(await page.getByTestId('w8-diff-not-given').textContent(), 'You gave every tensor there is to check.');
+  assert.equal(await page.getByTestId('trace-viewer-diff-divergence').count(), 0);
+  assert.equal(await page.getByTestId('trace-viewer-diff-tensors').isVisible(), false);
+  assert.equal(await page.getByTestId('trace-viewer-diff-not-given').textContent(), 'You gave every tensor there is to check.');
   assertNoProblems(problems, 'index.html with a correct file checked');
 });
 
 test('a mistaken file: the page names the mistake and the first diverging tensor as attn diff --json does, and draws it', async (t) => {
   if (needsNumpy(t)) return;
-  const { page, problems } = await openW8(t);
+  const { page, problems } = await openTraceViewer(t);
   for (const name of ['rope.npz', 'kv.safetensors', 'softmax.npz', 'reshape.safetensors']) {
     const file = path.join(workDir, name);
     const report = native[name];
@@ -147,13 +147,13 @@ test('a mistaken file: the page names the mistake and the first diverging tensor
     assert.equal((await check(page, file)).kind, 'info', name);
     assert.equal(report.diagnosis?.mistake, cases[name][0], `${name}: the native report names its mistake`);
 
-    assert.equal(await page.getByTestId('w8-diff-verdict').textContent(), `Your tensors leave the core's at ${d.tensor}.`, name);
-    const divergence = page.getByTestId('w8-diff-divergence');
+    assert.equal(await page.getByTestId('trace-viewer-diff-verdict').textContent(), `Your tensors leave the core's at ${d.tensor}.`, name);
+    const divergence = page.getByTestId('trace-viewer-diff-divergence');
     assert.equal(await divergence.getAttribute('data-tensor'), d.tensor, name);
     assert.deepEqual(JSON.parse(await divergence.getAttribute('data-index')), d.index, name);
     const where = d.axes.map((axis) => `, ${axis} ${d[axis]}`).join('');
     assert.ok((await divergence.textContent()).includes(`${d.tensor}, layer ${d.layer}${where}: ours `), `${name}: ${await divergence.textContent()}`);
-    const diagnosis = page.getByTestId('w8-diff-diagnosis');
+    const diagnosis = page.getByTestId('trace-viewer-diff-diagnosis');
     assert.equal(await diagnosis.getAttribute('data-mistake'), report.diagnosis.mistake, name);
     assert.ok((await diagnosis.textContent()).includes(report.diagnosis.description), name);
     assert.deepEqual(await tableRows(page), nativeRows(report), name);
@@ -161,7 +161,7 @@ test('a mistaken file: the page names the mistake and the first diverging tensor
     // The drawing: yours is the file's own slice (as NumPy reads it), ours the core's float64
     // forward (a correct float64 learner's within rounding), the difference yours - ours.
     const head = d.axes.includes('head') ? d.head : null;
-    const tensors = page.getByTestId('w8-diff-tensors');
+    const tensors = page.getByTestId('trace-viewer-diff-tensors');
     assert.equal(await tensors.getAttribute('data-tensor'), d.tensor, name);
     assert.equal(await tensors.getAttribute('data-head'), head === null ? '' : String(head), name);
     const yours = await values(page, 'yours'), ours = await values(page, 'ours'), difference = await values(page, 'difference');
@@ -184,7 +184,7 @@ test('a mistaken file: the page names the mistake and the first diverging tensor
 
 test('a file with some tensors only: the divergence and the advice attn diff gives, the tensors not given', async (t) => {
   if (needsNumpy(t)) return;
-  const { page, problems } = await openW8(t);
+  const { page, problems } = await openTraceViewer(t);
   for (const [name, advice] of [
     ['logits-only.npz', /^Diagnosis: none\. It is the first tensor you gave; give the ones before it/],
     ['ffn-norm.npz', /^Diagnosis: none\. (No known mistake gives these values \(tried .*\)|The tensors you gave before it agree)/],
@@ -193,13 +193,13 @@ test('a file with some tensors only: the divergence and the advice attn diff giv
     const d = report.first_divergence;
     assert.equal((await check(page, path.join(workDir, name))).kind, 'info', name);
     assert.equal(report.diagnosis, null, `${name}: the native report names no mistake`);
-    assert.equal(await page.getByTestId('w8-diff-divergence').getAttribute('data-tensor'), d.tensor, name);
-    assert.deepEqual(JSON.parse(await page.getByTestId('w8-diff-divergence').getAttribute('data-index')), d.index, name);
-    assert.equal(await page.getByTestId('w8-diff-diagnosis').getAttribute('data-mistake'), '', name);
-    assert.match(await page.getByTestId('w8-diff-diagnosis').textContent(), advice, name);
-    for (const tried of report.mistakes_tried) assert.ok((await page.getByTestId('w8-diff-diagnosis').textContent()).includes(tried), `${name}: ${tried}`);
+    assert.equal(await page.getByTestId('trace-viewer-diff-divergence').getAttribute('data-tensor'), d.tensor, name);
+    assert.deepEqual(JSON.parse(await page.getByTestId('trace-viewer-diff-divergence').getAttribute('data-index')), d.index, name);
+    assert.equal(await page.getByTestId('trace-viewer-diff-diagnosis').getAttribute('data-mistake'), '', name);
+    assert.match(await page.getByTestId('trace-viewer-diff-diagnosis').textContent(), advice, name);
+    for (const tried of report.mistakes_tried) assert.ok((await page.getByTestId('trace-viewer-diff-diagnosis').textContent()).includes(tried), `${name}: ${tried}`);
     assert.deepEqual(await tableRows(page), nativeRows(report), name);
-    assert.equal(await page.getByTestId('w8-diff-not-given').textContent(), `Not given, so not checked: ${report.not_given.join(', ')}.`, name);
+    assert.equal(await page.getByTestId('trace-viewer-diff-not-given').textContent(), `Not given, so not checked: ${report.not_given.join(', ')}.`, name);
   }
   // logits: a [T, V] slice, one column per token of the vocabulary.
   await check(page, path.join(workDir, 'logits-only.npz'));
@@ -217,12 +217,12 @@ test('a file with some tensors only: the divergence and the advice attn diff giv
 
 test('bad input gets the core\'s one-line message; the report stays and the check still answers', async (t) => {
   if (needsNumpy(t)) return;
-  const { page, problems } = await openW8(t);
+  const { page, problems } = await openTraceViewer(t);
   const good = path.join(workDir, 'rope.npz');
   assert.equal((await check(page, good)).kind, 'info');
-  const shown = { verdict: await page.getByTestId('w8-diff-verdict').textContent(), yours: await values(page, 'yours') };
+  const shown = { verdict: await page.getByTestId('trace-viewer-diff-verdict').textContent(), yours: await values(page, 'yours') };
   const kept = async (what) => {
-    assert.equal(await page.getByTestId('w8-diff-verdict').textContent(), shown.verdict, what);
+    assert.equal(await page.getByTestId('trace-viewer-diff-verdict').textContent(), shown.verdict, what);
     assert.deepEqual(await values(page, 'yours'), shown.yours, what);
   };
 
@@ -238,23 +238,23 @@ test('bad input gets the core\'s one-line message; the report stays and the chec
   await kept('after a truncated file');
 
   // Ids of another length than the file's tensors: the core names the shape it expected.
-  await page.getByTestId('w8-diff-ids').fill('1,5,9,2,7,3,11');
-  await page.getByTestId('w8-diff-ids').dispatchEvent('change');
-  await page.waitForFunction(() => document.querySelector('[data-testid="w8-diff-status"]').dataset.kind === 'error');
-  assert.match(await page.getByTestId('w8-diff-status').textContent(), /^Could not check rope\.npz: .*for 1 x 7 tokens it must be/);
-  assert.match(await page.getByTestId('w8-diff-shapes').textContent(), /1 sequence of 7 tokens/);
+  await page.getByTestId('trace-viewer-diff-ids').fill('1,5,9,2,7,3,11');
+  await page.getByTestId('trace-viewer-diff-ids').dispatchEvent('change');
+  await page.waitForFunction(() => document.querySelector('[data-testid="trace-viewer-diff-status"]').dataset.kind === 'error');
+  assert.match(await page.getByTestId('trace-viewer-diff-status').textContent(), /^Could not check rope\.npz: .*for 1 x 7 tokens it must be/);
+  assert.match(await page.getByTestId('trace-viewer-diff-shapes').textContent(), /1 sequence of 7 tokens/);
   await kept('after ids of another length');
   // The ids it was made from check it again.
-  await page.getByTestId('w8-diff-ids').fill(ids);
-  await page.getByTestId('w8-diff-ids').dispatchEvent('change');
-  await page.waitForFunction(() => /^Checked rope\.npz/.test(document.querySelector('[data-testid="w8-diff-status"]').textContent));
+  await page.getByTestId('trace-viewer-diff-ids').fill(ids);
+  await page.getByTestId('trace-viewer-diff-ids').dispatchEvent('change');
+  await page.waitForFunction(() => /^Checked rope\.npz/.test(document.querySelector('[data-testid="trace-viewer-diff-status"]').textContent));
   await kept('checked again');
 
   // Not ids at all: the page says so before asking the core.
-  await page.getByTestId('w8-diff-ids').fill('1,5,x');
-  assert.match(await page.getByTestId('w8-diff-shapes').textContent(), /"x" is not a token id/);
-  assert.equal(await page.getByTestId('w8-diff-ids').getAttribute('aria-invalid'), 'true');
-  await page.getByTestId('w8-diff-ids').fill(ids);
+  await page.getByTestId('trace-viewer-diff-ids').fill('1,5,x');
+  assert.match(await page.getByTestId('trace-viewer-diff-shapes').textContent(), /"x" is not a token id/);
+  assert.equal(await page.getByTestId('trace-viewer-diff-ids').getAttribute('aria-invalid'), 'true');
+  await page.getByTestId('trace-viewer-diff-ids').fill(ids);
 
   // A file of another kind entirely, then a good one again.
   status = await check(page, path.join(model, 'tokenizer.json'));
@@ -262,24 +262,24 @@ test('bad input gets the core\'s one-line message; the report stays and the chec
   assert.equal(status.text, 'Could not check tokenizer.json: your file: neither a NumPy .npz archive nor a safetensors file');
   await kept('after a JSON file');
   assert.equal((await check(page, path.join(workDir, 'kv.safetensors'))).kind, 'info');
-  assert.equal(await page.getByTestId('w8-diff-diagnosis').getAttribute('data-mistake'), 'kv_head_modulo');
+  assert.equal(await page.getByTestId('trace-viewer-diff-diagnosis').getAttribute('data-mistake'), 'kv_head_modulo');
 
   // A file dropped anywhere on the widget: tensors go to the check, not to the trace viewer.
-  const traceStatus = await page.getByTestId('w8-status').textContent();
-  await page.getByTestId('w8-diff-status').evaluate((node) => (node.textContent = ''));
+  const traceStatus = await page.getByTestId('trace-viewer-status').textContent();
+  await page.getByTestId('trace-viewer-diff-status').evaluate((node) => (node.textContent = ''));
   await page.evaluate((base64) => {
     const data = new DataTransfer();
     data.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], 'dropped.npz'));
-    document.querySelector('[data-widget="w8"]').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    document.querySelector('[data-widget="trace-viewer"]').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
   }, fs.readFileSync(good).toString('base64'));
-  await page.waitForFunction(() => /^Checked dropped\.npz/.test(document.querySelector('[data-testid="w8-diff-status"]').textContent));
-  assert.equal(await page.getByTestId('w8-diff-diagnosis').getAttribute('data-mistake'), 'rope_pairing_swapped');
-  assert.equal(await page.getByTestId('w8-status').textContent(), traceStatus);
+  await page.waitForFunction(() => /^Checked dropped\.npz/.test(document.querySelector('[data-testid="trace-viewer-diff-status"]').textContent));
+  assert.equal(await page.getByTestId('trace-viewer-diff-diagnosis').getAttribute('data-mistake'), 'rope_pairing_swapped');
+  assert.equal(await page.getByTestId('trace-viewer-status').textContent(), traceStatus);
   assertNoProblems(problems, 'index.html after bad input to the check');
 });
 
 test('the checkpoint the page offers is attn export-checkpoint\'s: model.safetensors byte for byte, the same config.json', async (t) => {
-  const { page, problems, fetched } = await openW8(t, { everyWidget: true });
+  const { page, problems, fetched } = await openTraceViewer(t, { everyWidget: true });
   assert.deepEqual((await fetched()).filter((url) => /attention_trace_viewer|diff-panel|trace-viewer-core/.test(url)), [], 'the trace viewer\'s module was fetched before use');
   const save = async (testId) => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()]);
@@ -287,13 +287,13 @@ test('the checkpoint the page offers is attn export-checkpoint\'s: model.safeten
     await download.saveAs(file);
     return { name: download.suggestedFilename(), bytes: fs.readFileSync(file) };
   };
-  const weights = await save('w8-diff-model');
+  const weights = await save('trace-viewer-diff-model');
   assert.equal(weights.name, 'model.safetensors');
   assert.ok(weights.bytes.equals(fs.readFileSync(path.join(model, 'model.safetensors'))), 'model.safetensors differs from attn export-checkpoint\'s');
-  assert.match(await page.getByTestId('w8-diff-status').textContent(), new RegExp(`seed 1, float32, ${weights.bytes.length.toLocaleString('en')} bytes`));
+  assert.match(await page.getByTestId('trace-viewer-diff-status').textContent(), new RegExp(`seed 1, float32, ${weights.bytes.length.toLocaleString('en')} bytes`));
   assert.ok((await fetched()).some((url) => /attention_trace_viewer[^/]*\.wasm$/.test(url)), 'the weights come from the trace viewer\'s module, fetched on use');
 
-  const config = await save('w8-diff-config');
+  const config = await save('trace-viewer-diff-config');
   assert.equal(config.name, 'config.json');
   assert.deepEqual(JSON.parse(config.bytes.toString('utf8')), JSON.parse(fs.readFileSync(path.join(model, 'config.json'), 'utf8')));
   assertNoProblems(problems, 'index.html after saving the checkpoint');

@@ -324,8 +324,8 @@ test('each page fetches its own wasm module only: the judge here, attention_core
 
   const chapter = await openPage(site.browser, site.url('index.html'));
   t.after(chapter.close);
-  await chapter.page.locator('[data-widget="w4"]').scrollIntoViewIfNeeded();  // widgets build near the viewport
-  await chapter.page.waitForSelector('[data-widget="w4"][data-ready="true"]', { timeout: 10_000 });
+  await chapter.page.locator('[data-widget="rope"]').scrollIntoViewIfNeeded();  // widgets build near the viewport
+  await chapter.page.waitForSelector('[data-widget="rope"][data-ready="true"]', { timeout: 10_000 });
   const there = await wasmFetched(chapter.page);
   assert.ok(there.some((f) => f.startsWith('attention_core')), `index.html fetched ${there.join(', ') || 'no wasm'}`);
   assert.ok(!there.some((f) => f.startsWith('attention_judge')), `index.html fetched the judge: ${there.join(', ')}`);
@@ -333,8 +333,8 @@ test('each page fetches its own wasm module only: the judge here, attention_core
 
   const notebook = await openPage(site.browser, site.url('notebook.html'));
   t.after(notebook.close);
-  await notebook.page.locator('[data-widget="w5"]').scrollIntoViewIfNeeded();  // the KV stepper: a decode session
-  await notebook.page.waitForSelector('[data-widget="w5"][data-ready="true"]', { timeout: 10_000 });
+  await notebook.page.locator('[data-widget="kv-stepper"]').scrollIntoViewIfNeeded();  // the KV stepper: a decode session
+  await notebook.page.waitForSelector('[data-widget="kv-stepper"][data-ready="true"]', { timeout: 10_000 });
   const own = await wasmFetched(notebook.page);
   assert.ok(own.some((f) => f.startsWith('attention_notebook')), `notebook.html fetched ${own.join(', ') || 'no wasm'}`);
   assert.ok(!own.some((f) => /^attention_(core|judge)/.test(f)), `notebook.html fetched another page's module: ${own.join(', ')}`);

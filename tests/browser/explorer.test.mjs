@@ -1,4 +1,4 @@
-// W1, the attention explorer, against the native tool: the probabilities the page
+// The attention explorer, against the native tool: the probabilities the page
 // shows must be those `attn verify --export-trace` writes for the same ids, and the
 // cells drawn as forbidden must be exactly the causal upper triangle.
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ before(async () => { site = await startSite(); });
 after(() => site?.close());
 
 function nativeTrace(ids) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'w1-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'explorer-'));
   try {
     const file = path.join(dir, 'trace.json');
     execFileSync(attn, ['verify', '--tokens', ids.join(','), '--batch', '2', '--export-trace', file]);
@@ -27,22 +27,22 @@ function nativeTrace(ids) {
 
 // Sets a select by test id and waits until the main heatmap shows that view.
 async function show(page, { batch, layer, head }) {
-  await page.selectOption('[data-testid="w1-batch"]', String(batch));
-  await page.selectOption('[data-testid="w1-layer"]', String(layer));
-  await page.selectOption('[data-testid="w1-head"]', String(head));
+  await page.selectOption('[data-testid="explorer-batch"]', String(batch));
+  await page.selectOption('[data-testid="explorer-layer"]', String(layer));
+  await page.selectOption('[data-testid="explorer-head"]', String(head));
   await page.waitForFunction(([b, l, h]) => {
-    const main = document.querySelector('[data-testid="w1-heatmap-main"]');
+    const main = document.querySelector('[data-testid="explorer-heatmap-main"]');
     return main && main.dataset.batch === String(b) && main.dataset.layer === String(l) && main.dataset.head === String(h);
   }, [batch, layer, head]);
-  return JSON.parse(await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities'));
+  return JSON.parse(await page.getAttribute('[data-testid="explorer-heatmap-main"]', 'data-probabilities'));
 }
 
 for (const ids of [[1, 2, 3, 4, 5, 6], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 23, 8, 4, 6, 2, 6, 4, 3, 3, 8, 3, 2, 7, 9, 5, 0]]) {
-  test(`W1 shows the probabilities of attn verify for ${ids.length} ids, every layer, head and sequence`, async () => {
+  test(`explorer shows the probabilities of attn verify for ${ids.length} ids, every layer, head and sequence`, async () => {
     const trace = nativeTrace(ids);
-    const { page, problems, close } = await openPage(site.browser, site.url(`index.html?w1.tokens=${ids.join(',')}`));
+    const { page, problems, close } = await openPage(site.browser, site.url(`index.html?explorer.tokens=${ids.join(',')}`));
     try {
-      assert.equal((await waitForWidget(page, 'w1'))?.ready, 'true');
+      assert.equal((await waitForWidget(page, 'explorer'))?.ready, 'true');
       let worst = 0;
       for (let batch = 0; batch < 2; batch++)
         for (let layer = 0; layer < trace.config.n_layers; layer++)
@@ -60,12 +60,12 @@ for (const ids of [[1, 2, 3, 4, 5, 6], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7
   });
 }
 
-test('W1 draws exactly the upper triangle as forbidden, and forbidden cells hold zero', async () => {
-  const { page, close } = await openPage(site.browser, site.url('index.html?w1.tokens=7,7,7,7,7'));
+test('explorer draws exactly the upper triangle as forbidden, and forbidden cells hold zero', async () => {
+  const { page, close } = await openPage(site.browser, site.url('index.html?explorer.tokens=7,7,7,7,7'));
   try {
-    await waitForWidget(page, 'w1');
+    await waitForWidget(page, 'explorer');
     // The table view lists every cell; forbidden ones are marked, not shown as 0.
-    const table = page.locator('[data-testid="w1-heatmap-main"]');
+    const table = page.locator('[data-testid="explorer-heatmap-main"]');
     await table.getByRole('button', { name: 'Show layer 0, head 0 as a table' }).click();
     const cells = await table.locator('table tbody tr').evaluateAll((rows) =>
       rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.classList.contains('masked'))));
@@ -79,29 +79,29 @@ test('W1 draws exactly the upper triangle as forbidden, and forbidden cells hold
   }
 });
 
-test('W1 rejects a bad id with a message and keeps the last good view', async () => {
+test('explorer rejects a bad id with a message and keeps the last good view', async () => {
   const { page, close } = await openPage(site.browser, site.url('index.html'));
   try {
-    await waitForWidget(page, 'w1');
-    const before = await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities');
-    await page.fill('[data-testid="w1-tokens"]', '1,2,99');
-    await page.dispatchEvent('[data-testid="w1-tokens"]', 'change');
-    await page.waitForFunction(() => document.querySelector('[data-testid="w1-tokens"]').getAttribute('aria-invalid') === 'true');
-    assert.match(await page.textContent('[data-testid="w1-status"]'), /99/);
-    assert.equal(await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities'), before);
+    await waitForWidget(page, 'explorer');
+    const before = await page.getAttribute('[data-testid="explorer-heatmap-main"]', 'data-probabilities');
+    await page.fill('[data-testid="explorer-tokens"]', '1,2,99');
+    await page.dispatchEvent('[data-testid="explorer-tokens"]', 'change');
+    await page.waitForFunction(() => document.querySelector('[data-testid="explorer-tokens"]').getAttribute('aria-invalid') === 'true');
+    assert.match(await page.textContent('[data-testid="explorer-status"]'), /99/);
+    assert.equal(await page.getAttribute('[data-testid="explorer-heatmap-main"]', 'data-probabilities'), before);
   } finally {
     await close();
   }
 });
 
-test('W1 names one id in the singular, and names each heatmap in its buttons', async (t) => {
-  const { page, problems, close } = await openPage(site.browser, site.url('index.html?w1.tokens=5'));
+test('explorer names one id in the singular, and names each heatmap in its buttons', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('index.html?explorer.tokens=5'));
   t.after(close);
-  await waitForWidget(page, 'w1');
-  const w1 = page.locator('[data-widget="w1"]');
-  assert.match(await w1.textContent(), /sequence 0 is your 1 id, sequence 1 shifts/);
+  await waitForWidget(page, 'explorer');
+  const explorer = page.locator('[data-widget="explorer"]');
+  assert.match(await explorer.textContent(), /sequence 0 is your 1 id, sequence 1 shifts/);
   // Four heatmaps (the chosen head, the two heads of its pair, their difference): each button says which.
-  const names = await w1.locator('.heatmap-actions button').evaluateAll((buttons) => buttons.map((b) => b.textContent.replace(/\s+/g, ' ').trim()));
+  const names = await explorer.locator('.heatmap-actions button').evaluateAll((buttons) => buttons.map((b) => b.textContent.replace(/\s+/g, ' ').trim()));
   assert.deepEqual(names, [
     'Show layer 0, head 0 as a table', 'Save layer 0, head 0 as PNG', 'Save layer 0, head 0 as SVG',
     'Show layer 0, head 0 in the comparison as a table', 'Save layer 0, head 0 in the comparison as PNG', 'Save layer 0, head 0 in the comparison as SVG',
@@ -109,13 +109,13 @@ test('W1 names one id in the singular, and names each heatmap in its buttons', a
     'Show layer 0, head 0 minus head 1 as a table', 'Save layer 0, head 0 minus head 1 as PNG', 'Save layer 0, head 0 minus head 1 as SVG',
   ]);
   // The accessible name is the whole text; what is drawn stays short.
-  await w1.getByRole('button', { name: 'Save layer 0, head 0 as PNG' }).waitFor();
-  const drawn = await w1.locator('[data-testid="w1-heatmap-main"] .heatmap-actions button').evaluateAll((buttons) => buttons.map((b) => {
+  await explorer.getByRole('button', { name: 'Save layer 0, head 0 as PNG' }).waitFor();
+  const drawn = await explorer.locator('[data-testid="explorer-heatmap-main"] .heatmap-actions button').evaluateAll((buttons) => buttons.map((b) => {
     const copy = b.cloneNode(true);
     copy.querySelectorAll('.visually-hidden').forEach((n) => n.remove());
     const hidden = [...b.querySelectorAll('.visually-hidden')].every((n) => n.getBoundingClientRect().width <= 1);
     return `${copy.textContent.trim()}${hidden ? '' : ' (context drawn too)'}`;
   }));
   assert.deepEqual(drawn, ['Show as a table', 'PNG', 'SVG']);
-  assertNoProblems(problems, 'index.html?w1.tokens=5');
+  assertNoProblems(problems, 'index.html?explorer.tokens=5');
 });

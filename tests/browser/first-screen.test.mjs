@@ -1,4 +1,4 @@
-// The chapters' first screen (W0, web/src/widgets/first-screen.ts) in headless Chromium:
+// The chapters' first screen (first-screen, web/src/widgets/first-screen/first-screen.ts) in headless Chromium:
 // it is on screen at 1280 and 360 px, drawn before any other widget's code or the
 // chapters' core is fetched, shows the head the training record names, says what the
 // numbers show (checked against the whole checkpoint's forward in chapter 1's module,
@@ -23,7 +23,7 @@ after(() => site?.close());
 /** The host's settings as the built page has them: {head, pattern, text}. */
 function hostOf(page) {
   const html = fs.readFileSync(path.join(distDir(), page), "utf8");
-  const tag = html.match(/<figure[^>]*data-widget="w0"[^>]*>/)[0];
+  const tag = html.match(/<figure[^>]*data-widget="first-screen"[^>]*>/)[0];
   const attr = (name) => tag.match(new RegExp(`${name}="([^"]*)"`))[1];
   return { head: Number(attr('data-head')), pattern: attr('data-pattern'), text: attr('data-text') };
 }
@@ -43,8 +43,8 @@ async function wholeModelScore(text, head, pattern) {
 }
 
 async function ready(page) {
-  await page.waitForSelector('[data-widget="w0"][data-ready]', { timeout: 10_000 });
-  assert.equal(await page.getAttribute('[data-widget="w0"]', 'data-ready'), 'true');
+  await page.waitForSelector('[data-widget="first-screen"][data-ready]', { timeout: 10_000 });
+  assert.equal(await page.getAttribute('[data-widget="first-screen"]', 'data-ready'), 'true');
 }
 
 for (const [pageName, patternName] of [['index.html', 'previous_token'], ['notebook.html', 'self']]) {
@@ -56,12 +56,12 @@ for (const [pageName, patternName] of [['index.html', 'previous_token'], ['noteb
     const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800 });
     t.after(close);
     await ready(page);
-    const summary = await page.getByTestId('w0-summary').textContent();
+    const summary = await page.getByTestId('first-screen-summary').textContent();
     const expected = Math.round((await wholeModelScore(host.text, host.head, host.pattern)) * 100);
     assert.match(summary, new RegExp(`head ${host.head} .* ${expected}% `), summary);
-    const chars = await page.locator('[data-testid="w0-drawing"] text').allTextContents();
+    const chars = await page.locator('[data-testid="first-screen-drawing"] text').allTextContents();
     assert.equal(chars.length, 1 + [...host.text].length);
-    assert.ok(await page.locator('[data-testid="w0-drawing"] path').count() >= [...host.text].length / 2, 'arcs are drawn');
+    assert.ok(await page.locator('[data-testid="first-screen-drawing"] path').count() >= [...host.text].length / 2, 'arcs are drawn');
     assertNoProblems(problems, pageName);
   });
 }
@@ -72,16 +72,16 @@ for (const view of [{ width: 1280, height: 800 }, { width: 360, height: 740 }]) 
     t.after(close);
     await ready(page);
     await page.waitForTimeout(500);  // anything the page would fetch eagerly has started by now
-    const box = await page.getByTestId('w0-drawing').boundingBox();
+    const box = await page.getByTestId('first-screen-drawing').boundingBox();
     assert.ok(box && box.y < view.height, `the drawing starts at y = ${box?.y}, below the first screen`);
     const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name.split('/').pop()));
-    const early = fetched.filter((f) => /^(attention_core|attention-explorer|rope|trained-model|core-)/.test(f));
+    const early = fetched.filter((f) => /^(attention_core|explorer|rope|trained-model|core-)/.test(f));
     assert.deepEqual(early, [], `fetched before any widget came near: ${fetched.join(', ')}`);
     // Scrolling to the explorer brings its code and the core.
-    await page.locator('[data-widget="w1"]').scrollIntoViewIfNeeded();
-    await page.waitForSelector('[data-widget="w1"][data-ready="true"]', { timeout: 10_000 });
+    await page.locator('[data-widget="explorer"]').scrollIntoViewIfNeeded();
+    await page.waitForSelector('[data-widget="explorer"][data-ready="true"]', { timeout: 10_000 });
     const later = await page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name.split('/').pop()));
-    assert.ok(later.some((f) => f.startsWith('attention_core')) && later.some((f) => f.startsWith('attention-explorer')), later.join(', '));
+    assert.ok(later.some((f) => f.startsWith('attention_core')) && later.some((f) => f.startsWith('explorer')), later.join(', '));
     assertNoProblems(problems, `index.html at ${view.width} px`);
   });
 }
@@ -112,34 +112,34 @@ test('the figure follows the pointer and the keyboard, and refuses text it canno
   const { page, problems, close } = await openPage(site.browser, site.url('index.html'));
   t.after(close);
   await ready(page);
-  const readout = page.getByTestId('w0-readout');
-  const input = page.getByTestId('w0-text');
+  const readout = page.getByTestId('first-screen-readout');
+  const input = page.getByTestId('first-screen-text');
   assert.match(await readout.textContent(), /^Character 45, “\.”, reads “k” \d+%/);
 
-  await page.getByTestId('w0-drawing').focus();
+  await page.getByTestId('first-screen-drawing').focus();
   await page.keyboard.press('ArrowLeft');
   assert.match(await readout.textContent(), /^Character 44, “k”, reads “a” \d+%/);
   await page.keyboard.press('Home');
   assert.match(await readout.textContent(), /^Character 1, “B”, reads /);
 
   // The pointer over the third character (a cell's centre, from the drawn text's position).
-  const third = await page.locator('[data-testid="w0-drawing"] text').nth(3).boundingBox();
+  const third = await page.locator('[data-testid="first-screen-drawing"] text').nth(3).boundingBox();
   await page.mouse.move(third.x + third.width / 2, third.y + third.height / 2);
   assert.match(await readout.textContent(), /^Character 3, “f”, reads /);
 
   await input.fill('To be, or not to be');
   assert.match(await readout.textContent(), /^Character 19, “e”, reads “b” \d+%/);
-  const drawn = await page.getByTestId('w0-drawing').innerHTML();
+  const drawn = await page.getByTestId('first-screen-drawing').innerHTML();
   await input.fill('To be, or not to bé');
-  assert.match(await page.getByTestId('w0-status').textContent(), /the model never saw "é".*Still showing “To be, or not to be”/);
+  assert.match(await page.getByTestId('first-screen-status').textContent(), /the model never saw "é".*Still showing “To be, or not to be”/);
   assert.equal(await input.getAttribute('aria-invalid'), 'true');
-  assert.equal(await page.getByTestId('w0-drawing').innerHTML(), drawn, 'the last good line stays drawn');
+  assert.equal(await page.getByTestId('first-screen-drawing').innerHTML(), drawn, 'the last good line stays drawn');
   await input.fill('x'.repeat(64));
-  assert.match(await page.getByTestId('w0-status').textContent(), /at most 63 characters/);
+  assert.match(await page.getByTestId('first-screen-status').textContent(), /at most 63 characters/);
   await input.fill('');
-  assert.match(await page.getByTestId('w0-status').textContent(), /Type at least one character/);
+  assert.match(await page.getByTestId('first-screen-status').textContent(), /Type at least one character/);
   await input.fill('Romeo');
-  assert.equal(await page.getByTestId('w0-status').textContent(), '');
+  assert.equal(await page.getByTestId('first-screen-status').textContent(), '');
   assert.equal(await input.getAttribute('aria-invalid'), null);
   assertNoProblems(problems, 'index.html');
 });
@@ -149,21 +149,21 @@ test('when its weights cannot be fetched, the figure says so and the rest of the
   t.after(close);
   await page.route('**/first-layer.safetensors', (route) => route.abort());
   await page.reload();
-  await page.waitForSelector('[data-widget="w0"][data-ready]', { timeout: 10_000 });
-  assert.equal(await page.getAttribute('[data-widget="w0"]', 'data-ready'), 'error');
-  assert.match(await page.locator('[data-widget="w0"] .status').textContent(), /This widget failed to start: .*first-layer\.safetensors/);
-  await page.locator('[data-widget="w4"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-widget="w4"][data-ready="true"]', { timeout: 10_000 });
+  await page.waitForSelector('[data-widget="first-screen"][data-ready]', { timeout: 10_000 });
+  assert.equal(await page.getAttribute('[data-widget="first-screen"]', 'data-ready'), 'error');
+  assert.match(await page.locator('[data-widget="first-screen"] .status').textContent(), /This widget failed to start: .*first-layer\.safetensors/);
+  await page.locator('[data-widget="rope"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-widget="rope"][data-ready="true"]', { timeout: 10_000 });
 });
 
 /**
- * A server that sends `page` only up to the end of the line after W0's figure (the build's
+ * A server that sends `page` only up to the end of the line after first-screen's figure (the build's
  * inline import of the page's script, vite.config.ts) and the rest when release() is
  * called; every other file comes from the site's own server.
  */
 async function heldPageServer(pageName) {
   const html = fs.readFileSync(path.join(distDir(), pageName), 'utf8');
-  const figureEnd = html.indexOf('</figure>', html.indexOf('data-widget="w0"'));
+  const figureEnd = html.indexOf('</figure>', html.indexOf('data-widget="first-screen"'));
   const cut = html.indexOf('\n', html.indexOf('\n', figureEnd) + 1) + 1;
   let release;
   const released = new Promise((resolve) => { release = resolve; });
@@ -194,16 +194,16 @@ for (const pageName of ['index.html', 'notebook.html']) {
     const { page, problems, close } = await openPage(site.browser, held.url, { width: 1280, height: 800, waitUntil: 'commit' });
     t.after(close);
     // Only the head and the first screen have arrived: the page's script must already run.
-    const drawn = await page.waitForFunction(() => document.querySelector('[data-widget="w0"]')?.dataset.ready === 'true'
+    const drawn = await page.waitForFunction(() => document.querySelector('[data-widget="first-screen"]')?.dataset.ready === 'true'
       && performance.getEntriesByName('anatomy:first-screen').length > 0, null, { timeout: 10_000 }).then(() => true, () => false);
     assert.equal(await page.evaluate(() => document.readyState), 'loading', 'the page arrived in full before the check');
-    assert.ok(drawn, 'W0 was not drawn while the page was still arriving: the page\'s script waits for the whole HTML');
+    assert.ok(drawn, 'first-screen was not drawn while the page was still arriving: the page\'s script waits for the whole HTML');
     held.release();
     await page.waitForFunction(() => document.readyState === 'complete', null, { timeout: 10_000 });
-    const other = pageName === 'index.html' ? 'w4' : 'w2';
+    const other = pageName === 'index.html' ? 'rope' : 'soft-lookup';
     await page.locator(`[data-widget="${other}"]`).scrollIntoViewIfNeeded();
     await page.waitForSelector(`[data-widget="${other}"][data-ready="true"]`, { timeout: 10_000 });
-    assert.equal(await page.locator('[data-widget="w0"] .first-screen-drawing').count(), 1, 'W0 was built once');
+    assert.equal(await page.locator('[data-widget="first-screen"] .first-screen-drawing').count(), 1, 'first-screen was built once');
     assertNoProblems(problems, pageName);
   });
 }

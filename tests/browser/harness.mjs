@@ -64,11 +64,11 @@
 //   let site;
 //   before(async () => { site = await startSite(); });
 //   after(() => site?.close());
-//   test('w5 steps the cache', async (t) => {
+//   test('kv-stepper steps the cache', async (t) => {
 //     const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
 //     t.after(close);
 //     await waitForWidgets(page);
-//     await page.getByTestId('w5-step').click();   // ... the widget's own checks
+//     await page.getByTestId('kv-stepper-step').click();   // ... the widget's own checks
 //     assertNoProblems(problems, 'notebook.html');
 //   });
 //

@@ -1,4 +1,4 @@
-// W5, the KV-cache stepper, in headless Chromium (see harness.mjs).
+// The KV-cache stepper, in headless Chromium (see harness.mjs).
 //
 //   steps:    prefill 1,2,3, then decode 5 tokens: after every step the position
 //             counter, the cache rows S and shape [1, Hkv, S, dh], the mask's offset
@@ -30,17 +30,17 @@ const text = async (page, id) => (await page.getByTestId(id).textContent()).trim
 
 async function readStep(page) {
   return {
-    position: Number(await text(page, 'w5-position')),
-    rows: Number(await text(page, 'w5-cache-rows')),
-    shape: JSON.parse(await text(page, 'w5-cache-shape')),
-    history: Number(await text(page, 'w5-history')),
-    mask: (await text(page, 'w5-mask-text')).split('\n').map((row) => row.trim().split(/\s+/).map(Number)),
-    verdict: await text(page, 'w5-verdict'),
-    maxDiff: Number(await text(page, 'w5-max-diff')),
-    argmax: await text(page, 'w5-argmax'),
-    greedy: Number(await text(page, 'w5-greedy')),
-    log: await page.getByTestId('w5-log-row').evaluateAll((rows) => rows.map((row) => [...row.cells].map((c) => c.textContent.trim()))),
-    status: await text(page, 'w5-status'),
+    position: Number(await text(page, 'kv-stepper-position')),
+    rows: Number(await text(page, 'kv-stepper-cache-rows')),
+    shape: JSON.parse(await text(page, 'kv-stepper-cache-shape')),
+    history: Number(await text(page, 'kv-stepper-history')),
+    mask: (await text(page, 'kv-stepper-mask-text')).split('\n').map((row) => row.trim().split(/\s+/).map(Number)),
+    verdict: await text(page, 'kv-stepper-verdict'),
+    maxDiff: Number(await text(page, 'kv-stepper-max-diff')),
+    argmax: await text(page, 'kv-stepper-argmax'),
+    greedy: Number(await text(page, 'kv-stepper-greedy')),
+    log: await page.getByTestId('kv-stepper-log-row').evaluateAll((rows) => rows.map((row) => [...row.cells].map((c) => c.textContent.trim()))),
+    status: await text(page, 'kv-stepper-status'),
   };
 }
 
@@ -59,13 +59,13 @@ after(async () => {
   await site?.close();
 });
 
-test('w5 prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation', async (t) => {
+test('kv-stepper prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  assert.equal((await waitForWidget(page, 'w5'))?.ready, 'true', 'w5 did not start');
+  assert.equal((await waitForWidget(page, 'kv-stepper'))?.ready, 'true', 'kv-stepper did not start');
 
-  await page.getByTestId('w5-prompt').fill('1,2,3');
-  await page.getByTestId('w5-prefill').click();
+  await page.getByTestId('kv-stepper-prompt').fill('1,2,3');
+  await page.getByTestId('kv-stepper-prefill').click();
   let step = await readStep(page);
   assert.equal(step.position, 3);
   assert.equal(step.rows, 3);
@@ -80,7 +80,7 @@ test('w5 prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation
   for (let i = 1; i <= 5; i++) {
     const greedy = step.greedy;
     assert.ok(Number.isInteger(greedy) && greedy >= 0 && greedy < 32, `greedy token ${greedy}`);
-    await page.getByTestId('w5-step').click();
+    await page.getByTestId('kv-stepper-step').click();
     decoded.push(greedy);
     step = await readStep(page);
     const S = 3 + i, what = `decode step ${i}`;
@@ -96,127 +96,127 @@ test('w5 prefills 1,2,3 and decodes 5 tokens, each matching a full recomputation
   assert.deepEqual(step.log.map((row) => row.at(-1)), Array(6).fill('PASS'));
   assert.deepEqual(step.log.slice(1).map((row) => Number(row[1])), decoded);
   for (const row of step.log) assert.ok(Number(row[4]) <= tolerance, `log: max diff ${row[4]}`);
-  assert.match(await text(page, 'w5-tokens'), new RegExp(`decoded ${decoded.join(', ')}`));
+  assert.match(await text(page, 'kv-stepper-tokens'), new RegExp(`decoded ${decoded.join(', ')}`));
 
   // A typed token instead of the greedy one.
-  await page.getByTestId('w5-token').fill('7');
-  await page.getByTestId('w5-step').click();
+  await page.getByTestId('kv-stepper-token').fill('7');
+  await page.getByTestId('kv-stepper-step').click();
   step = await readStep(page);
   assert.equal(step.position, 9);
   assert.equal(step.log.at(-1)[1], '7');
   assertCheckPassed(step, 'typed token 7');
 
   // Decoding is stored in the URL, to be replayed.
-  await page.waitForFunction(() => new URLSearchParams(location.search).get('w5.steps')?.split(',').length === 6);
-  assert.equal(new URL(page.url()).searchParams.get('w5.steps'), [...decoded, 7].join(','));
-  assertNoProblems(problems, 'notebook.html (w5)');
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('kv-stepper.steps')?.split(',').length === 6);
+  assert.equal(new URL(page.url()).searchParams.get('kv-stepper.steps'), [...decoded, 7].join(','));
+  assertNoProblems(problems, 'notebook.html (kv-stepper)');
 });
 
-test('w5 payload calculator: TinyLlama-1.1B per-token bytes, and bad configs', async (t) => {
+test('kv-stepper payload calculator: TinyLlama-1.1B per-token bytes, and bad configs', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidget(page, 'w5');
-  await page.getByTestId('w5-preset').selectOption('tiny');
-  assert.equal(await text(page, 'w5-scalars'), '64');  // 2 x 2 layers x 2 KV heads x 8
-  await page.getByTestId('w5-preset').selectOption('tinyllama-1.1b');
-  assert.equal(await text(page, 'w5-scalars'), '11,264');
-  assert.equal(await text(page, 'w5-bytes-fp32'), '45,056 B');
-  assert.equal(await text(page, 'w5-bytes-bf16'), '22,528 B');
-  assert.equal(await text(page, 'w5-bytes-fp8'), '11,264 B');
-  assert.equal(await page.getByTestId('w5-layers').inputValue(), '22');
-  assert.equal(await page.getByTestId('w5-kv-heads').inputValue(), '4');
-  assert.equal(await page.getByTestId('w5-head-dim').inputValue(), '64');
+  await waitForWidget(page, 'kv-stepper');
+  await page.getByTestId('kv-stepper-preset').selectOption('tiny');
+  assert.equal(await text(page, 'kv-stepper-scalars'), '64');  // 2 x 2 layers x 2 KV heads x 8
+  await page.getByTestId('kv-stepper-preset').selectOption('tinyllama-1.1b');
+  assert.equal(await text(page, 'kv-stepper-scalars'), '11,264');
+  assert.equal(await text(page, 'kv-stepper-bytes-fp32'), '45,056 B');
+  assert.equal(await text(page, 'kv-stepper-bytes-bf16'), '22,528 B');
+  assert.equal(await text(page, 'kv-stepper-bytes-fp8'), '11,264 B');
+  assert.equal(await page.getByTestId('kv-stepper-layers').inputValue(), '22');
+  assert.equal(await page.getByTestId('kv-stepper-kv-heads').inputValue(), '4');
+  assert.equal(await page.getByTestId('kv-stepper-head-dim').inputValue(), '64');
 
   // Total: bf16, 2048 tokens, batch 32 = 22,528 * 2048 * 32 bytes = 1.38 GiB.
-  await page.getByTestId('w5-dtype').selectOption('bf16');
-  await page.getByTestId('w5-context').fill('2048');
-  await page.getByTestId('w5-batch').fill('32');
-  assert.equal(await text(page, 'w5-total'), '1.38 GiB');
-  assert.match(await text(page, 'w5-total-bytes'), /^\(1,476,395,008 bytes/);
+  await page.getByTestId('kv-stepper-dtype').selectOption('bf16');
+  await page.getByTestId('kv-stepper-context').fill('2048');
+  await page.getByTestId('kv-stepper-batch').fill('32');
+  assert.equal(await text(page, 'kv-stepper-total'), '1.38 GiB');
+  assert.match(await text(page, 'kv-stepper-total-bytes'), /^\(1,476,395,008 bytes/);
 
   // Your own numbers: an odd head dim is refused by the core's config check.
-  const status = page.getByTestId('w5-payload-status');
-  await page.getByTestId('w5-head-dim').fill('63');
-  assert.equal(await page.getByTestId('w5-preset').inputValue(), 'custom');
+  const status = page.getByTestId('kv-stepper-payload-status');
+  await page.getByTestId('kv-stepper-head-dim').fill('63');
+  assert.equal(await page.getByTestId('kv-stepper-preset').inputValue(), 'custom');
   assert.equal(await status.getAttribute('data-kind'), 'error');
   assert.match(await status.textContent(), /head_dim must be even/);
-  assert.equal(await page.getByTestId('w5-head-dim').getAttribute('aria-invalid'), 'true');
-  await page.getByTestId('w5-head-dim').fill('128');
+  assert.equal(await page.getByTestId('kv-stepper-head-dim').getAttribute('aria-invalid'), 'true');
+  await page.getByTestId('kv-stepper-head-dim').fill('128');
   assert.equal(await status.getAttribute('data-kind'), 'info');
-  assert.equal(await text(page, 'w5-scalars'), (2 * 22 * 4 * 128).toLocaleString('en-US'));
-  await page.getByTestId('w5-layers').fill('');
+  assert.equal(await text(page, 'kv-stepper-scalars'), (2 * 22 * 4 * 128).toLocaleString('en-US'));
+  await page.getByTestId('kv-stepper-layers').fill('');
   assert.equal(await status.getAttribute('data-kind'), 'error');
   assert.match(await status.textContent(), /Layers must be a whole number/);
   assert.match(await status.textContent(), /Still showing layers = 22, the last valid value\./);
-  await page.getByTestId('w5-layers').fill('22');
+  await page.getByTestId('kv-stepper-layers').fill('22');
   // A context past the limit, typed key by key: the result stays on the last valid
   // number, and the status line names it (not the prefix the field passed through).
-  await page.getByTestId('w5-context').fill('');
-  await page.getByTestId('w5-context').pressSequentially('1000000000000');
+  await page.getByTestId('kv-stepper-context').fill('');
+  await page.getByTestId('kv-stepper-context').pressSequentially('1000000000000');
   assert.equal(await status.getAttribute('data-kind'), 'error');
   const message = await status.textContent();
   assert.match(message, /Context length must be a whole number from 1 to [\d,]+, not "1000000000000"\./);
   const still = /Still showing context length = ([\d,]+), the last valid value\./.exec(message);
   assert.ok(still, message);
-  assert.match(await text(page, 'w5-total-bytes'), new RegExp(`× ${still[1]} tokens ×`), 'the result is the one the message names');
-  assertNoProblems(problems, 'notebook.html (w5 payload)');
+  assert.match(await text(page, 'kv-stepper-total-bytes'), new RegExp(`× ${still[1]} tokens ×`), 'the result is the one the message names');
+  assertNoProblems(problems, 'notebook.html (kv-stepper payload)');
 });
 
-test('w5 explains a bad prompt or token, and reset empties the cache', async (t) => {
+test('kv-stepper explains a bad prompt or token, and reset empties the cache', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidget(page, 'w5');
-  const status = page.getByTestId('w5-status');
+  await waitForWidget(page, 'kv-stepper');
+  const status = page.getByTestId('kv-stepper-status');
   const before = await readStep(page);  // the default prompt, prefilled on load
 
-  await page.getByTestId('w5-prompt').fill('1,2,x');
-  await page.getByTestId('w5-prefill').click();
+  await page.getByTestId('kv-stepper-prompt').fill('1,2,x');
+  await page.getByTestId('kv-stepper-prefill').click();
   assert.equal(await status.getAttribute('data-kind'), 'error');
   assert.match(await status.textContent(), /"x" is not a token id/);
-  assert.equal(await page.getByTestId('w5-prompt').getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.getByTestId('kv-stepper-prompt').getAttribute('aria-invalid'), 'true');
   assert.equal((await readStep(page)).position, before.position, 'a bad prompt changes nothing');
 
-  await page.getByTestId('w5-token').fill('40');
-  await page.getByTestId('w5-step').click();
+  await page.getByTestId('kv-stepper-token').fill('40');
+  await page.getByTestId('kv-stepper-step').click();
   assert.equal(await status.getAttribute('data-kind'), 'error');
   assert.match(await status.textContent(), /"40" is not a token id/);
   assert.equal((await readStep(page)).position, before.position, 'a bad token steps nothing');
 
-  await page.getByTestId('w5-reset').click();
-  assert.equal(await text(page, 'w5-position'), '0');
-  assert.equal(await text(page, 'w5-cache-rows'), '0');
-  assert.ok(await page.getByTestId('w5-step').isDisabled(), 'nothing to decode from after a reset');
-  await page.getByTestId('w5-prompt').fill('5');
-  await page.getByTestId('w5-prefill').click();
+  await page.getByTestId('kv-stepper-reset').click();
+  assert.equal(await text(page, 'kv-stepper-position'), '0');
+  assert.equal(await text(page, 'kv-stepper-cache-rows'), '0');
+  assert.ok(await page.getByTestId('kv-stepper-step').isDisabled(), 'nothing to decode from after a reset');
+  await page.getByTestId('kv-stepper-prompt').fill('5');
+  await page.getByTestId('kv-stepper-prefill').click();
   const step = await readStep(page);
   assert.equal(step.position, 1);
   assert.deepEqual(step.mask, [[1]]);
   assertCheckPassed(step, 'prefill after reset');
-  assertNoProblems(problems, 'notebook.html (w5 errors)');
+  assertNoProblems(problems, 'notebook.html (kv-stepper errors)');
 });
 
-test('w5 replays a link: prompt and decoded steps', async (t) => {
+test('kv-stepper replays a link: prompt and decoded steps', async (t) => {
   const { page, problems, close } = await openPage(
-    site.browser, site.url('notebook.html?w5.prompt=4,5&w5.steps=7,8,9&w5.preset=tiny&w5.dtype=fp32&w5.context=64&w5.batch=2'));
+    site.browser, site.url('notebook.html?kv-stepper.prompt=4,5&kv-stepper.steps=7,8,9&kv-stepper.preset=tiny&kv-stepper.dtype=fp32&kv-stepper.context=64&kv-stepper.batch=2'));
   t.after(close);
-  await waitForWidget(page, 'w5');
+  await waitForWidget(page, 'kv-stepper');
   const step = await readStep(page);
   assert.equal(step.position, 5);
   assert.equal(step.history, 4);
   assert.deepEqual(step.log.map((row) => row[1]), ['4, 5', '7', '8', '9']);
   assert.deepEqual(step.log.map((row) => row.at(-1)), Array(4).fill('PASS'));
-  assert.equal(await page.getByTestId('w5-preset').inputValue(), 'tiny');
+  assert.equal(await page.getByTestId('kv-stepper-preset').inputValue(), 'tiny');
   // 64 scalars * 4 bytes * 64 tokens * 2 sequences
-  assert.match(await text(page, 'w5-total-bytes'), /^\(32,768 bytes/);
-  assertNoProblems(problems, 'notebook.html (w5 link)');
+  assert.match(await text(page, 'kv-stepper-total-bytes'), /^\(32,768 bytes/);
+  assertNoProblems(problems, 'notebook.html (kv-stepper link)');
 });
 
-test('w5 frees its DecodeSession when the widget leaves the page', async (t) => {
+test('kv-stepper frees its DecodeSession when the widget leaves the page', async (t) => {
   const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
   t.after(close);
-  await waitForWidget(page, 'w5');
+  await waitForWidget(page, 'kv-stepper');
   const states = await page.evaluate(async () => {
-    const host = document.querySelector('[data-widget="w5"]');
+    const host = document.querySelector('[data-widget="kv-stepper"]');
     const body = host.querySelector('.widget-body');
     const before = body.dataset.session;
     host.remove();
@@ -224,21 +224,21 @@ test('w5 frees its DecodeSession when the widget leaves the page', async (t) => 
     return [before, body.dataset.session];
   });
   assert.deepEqual(states, ['live', 'deleted']);
-  assertNoProblems(problems, 'notebook.html (w5 teardown)');
+  assertNoProblems(problems, 'notebook.html (kv-stepper teardown)');
 });
 
 // Issue #17: the panels fill both columns at 1280 px (no empty third column) and stack on a
 // phone; a one-token step still draws its heatmaps' axis titles whole; counts of one read
 // in the singular ("1 token", "1 new query, S = 1 key", "1 layer × 1 KV head").
 for (const width of [1280, 360]) {
-  test(`w5 at ${width} px: the panels use the whole width`, async (t) => {
-    const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'), { width, height: 800 });
+  test(`kv-stepper at ${width} px: the panels use the whole width`, async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?kv-stepper.prompt=5'), { width, height: 800 });
     t.after(close);
-    await waitForWidget(page, 'w5');
+    await waitForWidget(page, 'kv-stepper');
     const panels = await page.evaluate(() => {
-      const grid = document.querySelector('[data-widget="w5"] .kv-panels');
+      const grid = document.querySelector('[data-widget="kv-stepper"] .kv-panels');
       const box = (node) => { const r = node.getBoundingClientRect(); return { left: r.left, right: r.right, top: r.top }; };
-      const summary = document.querySelector('[data-widget="w5"] .kv-summary');
+      const summary = document.querySelector('[data-widget="kv-stepper"] .kv-summary');
       return { grid: box(grid), panels: [...grid.children].map(box), summary: box(summary), entries: [...summary.children].map(box) };
     });
     // Every row of the summary reaches its right edge: no entry sits alone with empty columns beside it.
@@ -259,16 +259,16 @@ for (const width of [1280, 360]) {
     assertNoProblems(problems, `notebook.html at ${width} px`);
   });
 
-  test(`w5 at ${width} px: a one-token step draws its heatmaps' axis titles whole`, async (t) => {
-    const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'), { width, height: 800 });
+  test(`kv-stepper at ${width} px: a one-token step draws its heatmaps' axis titles whole`, async (t) => {
+    const { page, problems, close } = await openPage(site.browser, site.url('notebook.html?kv-stepper.prompt=5'), { width, height: 800 });
     t.after(close);
-    await waitForWidget(page, 'w5');
+    await waitForWidget(page, 'kv-stepper');
     // The heatmaps draw their axis titles from x = 34 (the least left margin) and y = 30 (the top margin).
     const short = await page.evaluate(() => {
       const context = document.createElement('canvas').getContext('2d');
       context.font = '10px system-ui, sans-serif';
       const width = (text) => context.measureText(text).width;
-      const canvases = [...document.querySelectorAll('[data-widget="w5"] canvas.heatmap-canvas')];
+      const canvases = [...document.querySelectorAll('[data-widget="kv-stepper"] canvas.heatmap-canvas')];
       const titles = [['channel →', 'position →'], ['key position →', 'query →']];
       return canvases.flatMap((canvas, i) => {
         const [col, row] = titles[i];
@@ -283,20 +283,20 @@ for (const width of [1280, 360]) {
   });
 }
 
-test('w5 says "1 token", "1 new query, S = 1 key" and "1 layer × 1 KV head"', async (t) => {
-  const { page, close } = await openPage(site.browser, site.url('notebook.html?w5.prompt=5'));
+test('kv-stepper says "1 token", "1 new query, S = 1 key" and "1 layer × 1 KV head"', async (t) => {
+  const { page, close } = await openPage(site.browser, site.url('notebook.html?kv-stepper.prompt=5'));
   t.after(close);
-  await waitForWidget(page, 'w5');
-  assert.match(await text(page, 'w5-status'), /^Prefilled 1 token in one pass\./);
-  assert.match(await text(page, 'w5-mask-offset'), /^Prefill: 1 new query, S = 1 key\./);
-  assert.match(await text(page, 'w5-cache-bytes'), / × 1 token, /);
-  await page.getByTestId('w5-step').click();
-  assert.match(await text(page, 'w5-mask-offset'), /^Decode: 1 new query, S = 2 keys\. History = S − T_new = 1, so the diagonal sits 1 column right/);
-  await page.getByTestId('w5-preset').selectOption('custom');
-  await page.getByTestId('w5-layers').fill('1');
-  await page.getByTestId('w5-kv-heads').fill('1');
-  await page.getByTestId('w5-batch').fill('1');
-  await page.getByTestId('w5-context').fill('1');
-  assert.match(await text(page, 'w5-formula'), /^2 \(keys and values\) × 1 layer × 1 KV head × \d+ channels = [\d,]+ scalars per token\.$/);
-  assert.match(await text(page, 'w5-total-bytes'), / × 1 token × 1 sequence, /);
+  await waitForWidget(page, 'kv-stepper');
+  assert.match(await text(page, 'kv-stepper-status'), /^Prefilled 1 token in one pass\./);
+  assert.match(await text(page, 'kv-stepper-mask-offset'), /^Prefill: 1 new query, S = 1 key\./);
+  assert.match(await text(page, 'kv-stepper-cache-bytes'), / × 1 token, /);
+  await page.getByTestId('kv-stepper-step').click();
+  assert.match(await text(page, 'kv-stepper-mask-offset'), /^Decode: 1 new query, S = 2 keys\. History = S − T_new = 1, so the diagonal sits 1 column right/);
+  await page.getByTestId('kv-stepper-preset').selectOption('custom');
+  await page.getByTestId('kv-stepper-layers').fill('1');
+  await page.getByTestId('kv-stepper-kv-heads').fill('1');
+  await page.getByTestId('kv-stepper-batch').fill('1');
+  await page.getByTestId('kv-stepper-context').fill('1');
+  assert.match(await text(page, 'kv-stepper-formula'), /^2 \(keys and values\) × 1 layer × 1 KV head × \d+ channels = [\d,]+ scalars per token\.$/);
+  assert.match(await text(page, 'kv-stepper-total-bytes'), / × 1 token × 1 sequence, /);
 });

@@ -1,6 +1,6 @@
 // The model trained on Shakespeare in chapter 1 (web/public/models/shakespeare/, made
 // by attn train): the explorer's switch to its weights and the four figures about its
-// heads (W11 to W14), in headless Chromium against the native tool on the same files.
+// heads, in headless Chromium against the native tool on the same files.
 // Every number the page shows there is computed live by the wasm core; here it must
 // equal attn probe's on the same text, and the claims the prose makes (a previous-token
 // head, an induction head, no sink) must hold for the numbers shown.
@@ -56,81 +56,81 @@ function largestDifference(a, b) {
 
 test('the explorer switches to the trained weights: characters on the axes, attn probe\'s probabilities', async (t) => {
   const { page, problems } = await openChapter(t);
-  await page.getByTestId('w1-weights-trained').check();
-  await page.waitForFunction(() => /Weights trained by attn train/.test(document.querySelector('[data-testid="w1-status"]').textContent));
-  assert.match(await page.getByTestId('w1-text').inputValue(), /^ROMEO:\n/);
+  await page.getByTestId('explorer-weights-trained').check();
+  await page.waitForFunction(() => /Weights trained by attn train/.test(document.querySelector('[data-testid="explorer-status"]').textContent));
+  assert.match(await page.getByTestId('explorer-text').inputValue(), /^ROMEO:\n/);
   const text = 'JULIET:\nO Romeo, Romeo!';
-  await page.getByTestId('w1-text').fill(text);
-  await page.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid="w1-heatmap-main"]').dataset.probabilities).length === n, [...text].length + 1);
+  await page.getByTestId('explorer-text').fill(text);
+  await page.waitForFunction((n) => JSON.parse(document.querySelector('[data-testid="explorer-heatmap-main"]').dataset.probabilities).length === n, [...text].length + 1);
   const trace = probe(text);
-  const matrix = JSON.parse(await page.getAttribute('[data-testid="w1-heatmap-main"]', 'data-probabilities'));
-  const layer = Number(await page.getByTestId('w1-layer').inputValue()), head = Number(await page.getByTestId('w1-head').inputValue());
+  const matrix = JSON.parse(await page.getAttribute('[data-testid="explorer-heatmap-main"]', 'data-probabilities'));
+  const layer = Number(await page.getByTestId('explorer-layer').inputValue()), head = Number(await page.getByTestId('explorer-head').inputValue());
   assert.ok(largestDifference(matrix, trace.layers[layer].probabilities[0][head]) <= tolerance);
   const line = await page.locator('.sequence-line').first().textContent();
   assert.match(line, /"BOS" "J" "U" "L" "I" "E" "T" ":" "\\\\n" "O"/); // a newline shows as \n
 
   // A character the plays never use is refused by the core, and the last view stays.
-  await page.getByTestId('w1-text').fill('JULIET: §');
-  await page.waitForFunction(() => document.querySelector('[data-testid="w1-text"]').getAttribute('aria-invalid') === 'true');
-  assert.match(await page.getByTestId('w1-status').textContent(), /'§' is not in this model's vocabulary/);
+  await page.getByTestId('explorer-text').fill('JULIET: §');
+  await page.waitForFunction(() => document.querySelector('[data-testid="explorer-text"]').getAttribute('aria-invalid') === 'true');
+  assert.match(await page.getByTestId('explorer-status').textContent(), /'§' is not in this model's vocabulary/);
   // And back to the random weights: ids again.
-  await page.getByTestId('w1-weights-random').check();
-  await page.waitForFunction(() => /sequence 0 is your/.test(document.querySelector('[data-testid="w1-status"]').textContent));
-  assert.equal(await page.getByTestId('w1-tokens').isVisible(), true);
-  assert.equal(await page.getByTestId('w1-text').isVisible(), false);
+  await page.getByTestId('explorer-weights-random').check();
+  await page.waitForFunction(() => /sequence 0 is your/.test(document.querySelector('[data-testid="explorer-status"]').textContent));
+  assert.equal(await page.getByTestId('explorer-tokens').isVisible(), true);
+  assert.equal(await page.getByTestId('explorer-text').isVisible(), false);
   assertNoProblems(problems, 'the explorer on trained weights');
 });
 
-test('W11 to W14 show what the core computes on the shipped weights, and the prose\'s claims hold', async (t) => {
+test('the Shakespeare figures show what the core computes on the shipped weights, and the prose\'s claims hold', async (t) => {
   const { page, problems } = await openChapter(t);
   const trace = probe(defaultText, ['--head-patterns']);
   const native = Object.fromEntries(trace.probe.head_patterns.patterns.map((p) => [p.name, p.heads]));
 
-  // W11: a previous-token head on the reader's text.
-  await page.locator('[data-widget="w11"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-testid="w11-scores"]', { timeout: 20000 });
-  const previous = await scores(page, 'w11-scores');
-  assert.ok(largestDifference(previous, native.previous_token) <= tolerance, 'W11 differs from attn probe --head-patterns');
+  // previous-token-head: a previous-token head on the reader's text.
+  await page.locator('[data-widget="previous-token-head"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="previous-token-head-scores"]', { timeout: 20000 });
+  const previous = await scores(page, 'previous-token-head-scores');
+  assert.ok(largestDifference(previous, native.previous_token) <= tolerance, 'previous-token-head differs from attn probe --head-patterns');
   assert.ok(Math.max(...previous.flat()) >= 0.5, 'the prose promises a previous-token head');
-  assert.match(await page.getByTestId('w11-finding').textContent(), /It is a previous-token head here/);
-  const finding = await page.getByTestId('w11-finding').textContent();
-  await page.getByTestId('w11-text').fill('To be, or not to be');
-  await page.waitForFunction((old) => document.querySelector('[data-testid="w11-finding"]').textContent !== old, finding);
-  assert.notDeepEqual(await scores(page, 'w11-scores'), previous, 'the scores follow the text');
+  assert.match(await page.getByTestId('previous-token-head-finding').textContent(), /It is a previous-token head here/);
+  const finding = await page.getByTestId('previous-token-head-finding').textContent();
+  await page.getByTestId('previous-token-head-text').fill('To be, or not to be');
+  await page.waitForFunction((old) => document.querySelector('[data-testid="previous-token-head-finding"]').textContent !== old, finding);
+  assert.notDeepEqual(await scores(page, 'previous-token-head-scores'), previous, 'the scores follow the text');
 
-  // W12: the induction head, on the string attn train's record scored (seed 1).
-  await page.locator('[data-widget="w12"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-testid="w12-scores"]', { timeout: 20000 });
-  const induction = await scores(page, 'w12-scores');
+  // induction-head: the induction head, on the string attn train's record scored (seed 1).
+  await page.locator('[data-widget="induction-head"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="induction-head-scores"]', { timeout: 20000 });
+  const induction = await scores(page, 'induction-head-scores');
   const recorded = record.head_patterns.patterns.find((p) => p.name === 'induction').heads;
-  assert.ok(largestDifference(induction, recorded) <= tolerance, 'W12 differs from the record attn train wrote');
+  assert.ok(largestDifference(induction, recorded) <= tolerance, 'induction-head differs from the record attn train wrote');
   assert.ok(Math.max(...induction.flat()) >= 0.4, 'the prose promises an induction head');
-  const before = await page.getByTestId('w12-string').textContent();
-  await page.getByTestId('w12-new').click();
-  await page.waitForFunction((old) => document.querySelector('[data-testid="w12-string"]').textContent !== old, before);
+  const before = await page.getByTestId('induction-head-string').textContent();
+  await page.getByTestId('induction-head-new').click();
+  await page.waitForFunction((old) => document.querySelector('[data-testid="induction-head-string"]').textContent !== old, before);
 
-  // W13: no sink forms, in numbers equal to the probe's first-token scores.
-  await page.locator('[data-widget="w13"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-testid="w13-scores"]', { timeout: 20000 });
-  const sinks = await scores(page, 'w13-scores');
-  assert.ok(largestDifference(sinks, native.first_token) <= tolerance, 'W13 differs from attn probe --head-patterns');
+  // first-token-weight: no sink forms, in numbers equal to the probe's first-token scores.
+  await page.locator('[data-widget="first-token-weight"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="first-token-weight-scores"]', { timeout: 20000 });
+  const sinks = await scores(page, 'first-token-weight-scores');
+  assert.ok(largestDifference(sinks, native.first_token) <= tolerance, 'first-token-weight differs from attn probe --head-patterns');
   assert.ok(Math.max(...sinks.flat()) < 0.3, 'the prose says no sink forms');
-  assert.match(await page.getByTestId('w13-finding').textContent(), /No sink has formed/);
+  assert.match(await page.getByTestId('first-token-weight-finding').textContent(), /No sink has formed/);
 
-  // W14: the recorded held-out loss, a loss on the reader's text, and the probe's greedy continuation.
-  await page.locator('[data-widget="w14"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-testid="w14-written"]:not(:empty)', { timeout: 20000 });
+  // loss-and-continuation: the recorded held-out loss, a loss on the reader's text, and the probe's greedy continuation.
+  await page.locator('[data-widget="loss-and-continuation"]').scrollIntoViewIfNeeded();
+  await page.waitForSelector('[data-testid="loss-and-continuation-written"]:not(:empty)', { timeout: 20000 });
   assert.ok(record.result.heldout_loss <= 1.8, `held-out loss ${record.result.heldout_loss}`);
-  assert.match(await page.getByTestId('w14-summary').textContent(), new RegExp(record.result.heldout_loss.toFixed(3)));
-  const loss = Number(await page.getByTestId('w14-loss').getAttribute('data-loss'));
+  assert.match(await page.getByTestId('loss-and-continuation-summary').textContent(), new RegExp(record.result.heldout_loss.toFixed(3)));
+  const loss = Number(await page.getByTestId('loss-and-continuation-loss').getAttribute('data-loss'));
   assert.ok(loss > 0 && loss < Math.log(65), `loss on the default text: ${loss}`);
   // The prompt leaves room for 48 characters in the 64 positions the model was trained on.
   const prompt = 'JULIET:\n';
   const continuation = probe(prompt, ['--generate', '48']).probe.continuation.text;
-  await page.getByTestId('w14-prompt').fill(prompt);
-  await page.getByTestId('w14-generate').click();
-  await page.waitForFunction((p) => document.querySelector('[data-testid="w14-written"]').textContent.startsWith(p), prompt);
-  const written = await page.getByTestId('w14-written').textContent();
+  await page.getByTestId('loss-and-continuation-prompt').fill(prompt);
+  await page.getByTestId('loss-and-continuation-generate').click();
+  await page.waitForFunction((p) => document.querySelector('[data-testid="loss-and-continuation-written"]').textContent.startsWith(p), prompt);
+  const written = await page.getByTestId('loss-and-continuation-written').textContent();
   assert.equal(written, prompt + continuation);
   assertNoProblems(problems, 'the Shakespeare figures');
 });

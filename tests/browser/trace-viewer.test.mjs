@@ -1,4 +1,4 @@
-// W8, the trace viewer, against a real `attn probe` trace: a tiny checkpoint written
+// The trace viewer, against a real `attn probe` trace: a tiny checkpoint written
 // by `attn export-checkpoint`, probed on a sentence, opened through the file input.
 // The page must show the file's own numbers (probabilities, token text, sink
 // statistics, next tokens, continuation), read them out on hover and keyboard, pick a
@@ -17,7 +17,7 @@ const prompt = 'the cat sat on the mat';
 let site, workDir, probeFile, probe;
 
 before(async () => {
-  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'w8-'));
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'trace-viewer-'));
   const model = path.join(workDir, 'model');
   probeFile = path.join(workDir, 'probe.json');
   execFileSync(attn, ['export-checkpoint', model, '--config', 'tiny', '--seed', '3']);
@@ -39,7 +39,7 @@ function variant(name, change) {
   return file;
 }
 
-// The page's label rules (web/src/widgets/token-text.ts), restated: marks for space,
+// The page's label rules (web/src/widgets/shared/token-text.ts), restated: marks for space,
 // newline and tab, at most 12 characters with the ellipsis.
 function axisLabel(text) {
   const marks = { ' ': '␣', '\n': '↵', '\t': '⇥' };
@@ -52,36 +52,36 @@ function formatP(p) {
   return p !== 0 && Math.abs(p) < 1e-4 ? p.toExponential(2) : p.toFixed(4);
 }
 
-async function openW8(t) {
+async function openTraceViewer(t) {
   const opened = await openPage(site.browser, site.url('index.html'));
   t.after(opened.close);
-  assert.equal((await waitForWidget(opened.page, 'w8'))?.ready, 'true');
+  assert.equal((await waitForWidget(opened.page, 'trace-viewer'))?.ready, 'true');
   return opened;
 }
 
-/** Chooses a file in W8's input and waits for the status line to say how it went. */
+/** Chooses a file in trace-viewer's input and waits for the status line to say how it went. */
 async function chooseFile(page, file) {
-  const before = await page.textContent('[data-testid="w8-status"]');
-  await page.setInputFiles('[data-testid="w8-file"]', file);
-  await page.waitForFunction((before) => document.querySelector('[data-testid="w8-status"]').textContent !== before, before);
+  const before = await page.textContent('[data-testid="trace-viewer-status"]');
+  await page.setInputFiles('[data-testid="trace-viewer-file"]', file);
+  await page.waitForFunction((before) => document.querySelector('[data-testid="trace-viewer-status"]').textContent !== before, before);
   return {
-    kind: await page.getAttribute('[data-testid="w8-status"]', 'data-kind'),
-    text: await page.textContent('[data-testid="w8-status"]'),
+    kind: await page.getAttribute('[data-testid="trace-viewer-status"]', 'data-kind'),
+    text: await page.textContent('[data-testid="trace-viewer-status"]'),
   };
 }
 
 async function showHead(page, layer, head) {
-  await page.selectOption('[data-testid="w8-layer"]', String(layer));
-  await page.selectOption('[data-testid="w8-head"]', String(head));
+  await page.selectOption('[data-testid="trace-viewer-layer"]', String(layer));
+  await page.selectOption('[data-testid="trace-viewer-head"]', String(head));
   await page.waitForFunction(([l, h]) => {
-    const main = document.querySelector('[data-testid="w8-heatmap-main"]');
+    const main = document.querySelector('[data-testid="trace-viewer-heatmap-main"]');
     return main.dataset.layer === String(l) && main.dataset.head === String(h);
   }, [layer, head]);
-  return JSON.parse(await page.getAttribute('[data-testid="w8-heatmap-main"]', 'data-probabilities'));
+  return JSON.parse(await page.getAttribute('[data-testid="trace-viewer-heatmap-main"]', 'data-probabilities'));
 }
 
-test('W8 shows an attn probe trace: probabilities, token text, summary and sink plot', async (t) => {
-  const { page, problems } = await openW8(t);
+test('trace-viewer shows an attn probe trace: probabilities, token text, summary and sink plot', async (t) => {
+  const { page, problems } = await openTraceViewer(t);
   const opened = await chooseFile(page, probeFile);
   assert.equal(opened.kind, 'info', opened.text);
   assert.match(opened.text, /^Opened probe\.json/);
@@ -96,7 +96,7 @@ test('W8 shows an attn probe trace: probabilities, token text, summary and sink 
 
   // The keyboard readout of one cell names both tokens and prints the file's p.
   await showHead(page, 1, 2);
-  const main = page.locator('[data-testid="w8-heatmap-main"]');
+  const main = page.locator('[data-testid="trace-viewer-heatmap-main"]');
   await main.locator('canvas.heatmap-canvas').focus();
   for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowDown');
   await page.keyboard.press('ArrowRight');
@@ -111,68 +111,68 @@ test('W8 shows an attn probe trace: probabilities, token text, summary and sink 
   assert.deepEqual(columns.slice(1), tokenText.map(axisLabel));
   assert.deepEqual(rows, tokenText.map(axisLabel));
   assert.ok(columns.includes('␣') && columns.includes('<s>'), `labels: ${columns.join(' ')}`);
-  assert.equal(await page.isVisible('[data-testid="w8-token-key"]'), true);
+  assert.equal(await page.isVisible('[data-testid="trace-viewer-token-key"]'), true);
   // The token list quotes every piece in full.
-  assert.equal(await page.textContent('[data-testid="w8-token-rows"] li'), `sequence 0: ${tokenText.map((x) => JSON.stringify(x)).join(' ')}`);
+  assert.equal(await page.textContent('[data-testid="trace-viewer-token-rows"] li'), `sequence 0: ${tokenText.map((x) => JSON.stringify(x)).join(' ')}`);
 
   // The sink plot: one dot per layer and head holding sink_stats, the layer means, the even-spread line.
-  const plot = page.locator('[data-testid="w8-sink-plot"]');
-  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="w8-sink-plot"] circle[data-layer]').length === n, L * H);
+  const plot = page.locator('[data-testid="trace-viewer-sink-plot"]');
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="trace-viewer-sink-plot"] circle[data-layer]').length === n, L * H);
   const dots = await plot.locator('circle[data-layer]').evaluateAll((nodes) =>
     nodes.map((n) => ({ layer: Number(n.dataset.layer), head: Number(n.dataset.head), value: Number(n.dataset.value) })));
   const seen = new Set(dots.map((d) => `${d.layer},${d.head}`));
   assert.equal(seen.size, L * H);
   for (const d of dots) assert.equal(d.value, probe.sink_stats[d.layer][d.head], `sink dot layer ${d.layer} head ${d.head}`);
-  assert.equal(Number(await page.getAttribute('[data-testid="w8-sink-baseline"]', 'data-value')), probe.probe.sinks.uniform_baseline);
-  assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="w8-sink-mean"]', 'data-values')), probe.probe.sinks.layer_mean);
+  assert.equal(Number(await page.getAttribute('[data-testid="trace-viewer-sink-baseline"]', 'data-value')), probe.probe.sinks.uniform_baseline);
+  assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="trace-viewer-sink-mean"]', 'data-values')), probe.probe.sinks.layer_mean);
   const legend = await plot.locator('.sink-legend').textContent();
   for (const entry of ['one query head', 'mean over the layer', 'even spread']) assert.ok(legend.includes(entry), `legend: ${legend}`);
   const axisTitles = await plot.locator('.sink-axis-title').allTextContents();
   assert.deepEqual(axisTitles.sort(), ['layer', 'mean weight on position 0']);
   // The text alternative: the table lists every value, and the plot's name gives the range.
-  const tableRows = await page.locator('[data-testid="w8-sink-table"] tbody tr').count();
+  const tableRows = await page.locator('[data-testid="trace-viewer-sink-table"] tbody tr').count();
   assert.equal(tableRows, L);
-  assert.match(await page.getAttribute('[data-testid="w8-sink-svg"]', 'aria-label'), new RegExp(`${L} layers by ${H} query heads`));
+  assert.match(await page.getAttribute('[data-testid="trace-viewer-sink-svg"]', 'aria-label'), new RegExp(`${L} layers by ${H} query heads`));
 
   // Keyboard on the plot: the readout follows the focused head; Enter shows it in the heatmaps.
-  await page.focus('[data-testid="w8-sink-svg"]');
+  await page.focus('[data-testid="trace-viewer-sink-svg"]');
   await page.keyboard.press('Home');
   await page.keyboard.press('ArrowRight');
-  const sinkReadout = await page.textContent('[data-testid="w8-sink-readout"]');
+  const sinkReadout = await page.textContent('[data-testid="trace-viewer-sink-readout"]');
   assert.match(sinkReadout, new RegExp(`^Layer 0, head 1: queries ${probe.probe.sinks.queries_from} to ${probe.probe.sinks.queries_to} put ${probe.sink_stats[0][1].toFixed(3)} `));
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => {
-    const main = document.querySelector('[data-testid="w8-heatmap-main"]');
+    const main = document.querySelector('[data-testid="trace-viewer-heatmap-main"]');
     return main.dataset.layer === '0' && main.dataset.head === '1';
   });
   // Clicking a dot picks its layer and head too.
   await plot.locator('circle[data-layer="1"][data-head="3"]').click();
   await page.waitForFunction(() => {
-    const main = document.querySelector('[data-testid="w8-heatmap-main"]');
+    const main = document.querySelector('[data-testid="trace-viewer-heatmap-main"]');
     return main.dataset.layer === '1' && main.dataset.head === '3';
   });
-  assert.equal(await page.inputValue('[data-testid="w8-layer"]'), '1');
-  assert.equal(await page.inputValue('[data-testid="w8-head"]'), '3');
+  assert.equal(await page.inputValue('[data-testid="trace-viewer-layer"]'), '1');
+  assert.equal(await page.inputValue('[data-testid="trace-viewer-head"]'), '3');
 
   // The probe's summary: checkpoint, prompt, the five next tokens with their probabilities, the continuation, cache vs full pass.
-  const summary = await page.textContent('[data-testid="w8-probe-summary"]');
+  const summary = await page.textContent('[data-testid="trace-viewer-probe-summary"]');
   assert.ok(summary.includes(JSON.stringify(prompt)), summary);
   assert.ok(summary.includes(probe.probe.model.path), summary);
-  const top = await page.locator('[data-testid="w8-top-next"] tbody tr').evaluateAll((trs) =>
+  const top = await page.locator('[data-testid="trace-viewer-top-next"] tbody tr').evaluateAll((trs) =>
     trs.map((tr) => ({ token: tr.querySelector('code').textContent, id: Number(tr.dataset.tokenId), probability: Number(tr.dataset.probability) })));
   assert.deepEqual(top, probe.probe.top_next.map((x) => ({ token: JSON.stringify(x.token_text), id: x.id, probability: x.probability })));
   assert.equal(top.length, 5);
-  const continuation = await page.textContent('[data-testid="w8-continuation"]');
+  const continuation = await page.textContent('[data-testid="trace-viewer-continuation"]');
   assert.ok(continuation.includes(JSON.stringify(probe.probe.continuation.text)), continuation);
-  assert.match(await page.textContent('[data-testid="w8-cached-vs-full"]'), new RegExp(`agrees at all ${T} positions`));
+  assert.match(await page.textContent('[data-testid="trace-viewer-cached-vs-full"]'), new RegExp(`agrees at all ${T} positions`));
   // Where and how it ran: the file's device, cache size and rates, in words.
-  const run = await page.textContent('[data-testid="w8-probe-run"]');
+  const run = await page.textContent('[data-testid="trace-viewer-probe-run"]');
   const { device, cache, timing } = probe.probe;
   assert.ok(run.includes(`CPU: ${device.name}, ${device.threads_used} of ${device.hardware_threads} threads`), run);
   assert.ok(run.includes(`${cache.dtype}: ${cache.tokens} tokens × `), run);
   assert.ok(run.includes(`(${timing.decode_steps} steps)`), run);
   assert.equal(timing.decode_steps, 3); // --generate 4: the 4th token is never fed back
-  const checkIds = await page.locator('[data-testid="w8-checks"] tbody tr td:first-child').allTextContents();
+  const checkIds = await page.locator('[data-testid="trace-viewer-checks"] tbody tr td:first-child').allTextContents();
   assert.deepEqual(checkIds, probe.checks.map((c) => c.id));
 
   // Nothing the viewer added trips axe (the sink table open, so it is scanned too). The heatmap's
@@ -184,16 +184,16 @@ test('W8 shows an attn probe trace: probabilities, token text, summary and sink 
   assertNoProblems(problems, 'index.html with a probe trace');
 });
 
-test('W8 marks whitespace in labels and cuts long tokens short, quoting them in full elsewhere', async (t) => {
-  const { page, problems } = await openW8(t);
+test('trace-viewer marks whitespace in labels and cuts long tokens short, quoting them in full elsewhere', async (t) => {
+  const { page, problems } = await openTraceViewer(t);
   const pieces = ['\n', '\tab', ' internationalization'];
   const file = variant('odd-tokens.json', (trace) => pieces.forEach((text, i) => (trace.token_text[0][i + 1] = text)));
   assert.equal((await chooseFile(page, file)).kind, 'info');
-  const main = page.locator('[data-testid="w8-heatmap-main"]');
+  const main = page.locator('[data-testid="trace-viewer-heatmap-main"]');
   await main.getByRole('button', { name: /^Show layer \d+, head \d+ as a table$/ }).click();
   const rows = await main.locator('table tbody th').allTextContents();
   assert.deepEqual(rows.slice(1, 4), ['↵', '⇥ab', '␣internatio…']);
-  const list = await page.textContent('[data-testid="w8-token-rows"] li');
+  const list = await page.textContent('[data-testid="trace-viewer-token-rows"] li');
   for (const text of pieces) assert.ok(list.includes(JSON.stringify(text)), list);
   assertNoProblems(problems, 'index.html with odd token text');
 });
@@ -231,8 +231,8 @@ const broken = [
   },
 ];
 
-test('W8 refuses broken probe traces with one line and stays usable', async (t) => {
-  const { page, problems } = await openW8(t);
+test('trace-viewer refuses broken probe traces with one line and stays usable', async (t) => {
+  const { page, problems } = await openTraceViewer(t);
   assert.equal((await chooseFile(page, probeFile)).kind, 'info');
   const shown = await showHead(page, 0, 0);
   for (const { name, change, message } of broken) {
@@ -241,52 +241,52 @@ test('W8 refuses broken probe traces with one line and stays usable', async (t) 
     assert.match(status.text, message, name);
     assert.ok(!status.text.includes('\n'), `${name}: the message is one line`);
     // The last good trace stays on screen and still answers its controls.
-    assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="w8-heatmap-main"]', 'data-probabilities')), shown);
+    assert.deepEqual(JSON.parse(await page.getAttribute('[data-testid="trace-viewer-heatmap-main"]', 'data-probabilities')), shown);
     assert.deepEqual(await showHead(page, 1, 3), probe.layers[1].probabilities[0][3]);
     await showHead(page, 0, 0);
   }
   // A fixed file opens again; a verify trace (the page's own) has no sink plot or probe summary.
   assert.equal((await chooseFile(page, probeFile)).kind, 'info');
-  await page.click('[data-testid="w8-load-own"]');
-  await page.waitForFunction(() => document.querySelector('[data-testid="w8-status"]').textContent.startsWith("Opened the page's own trace"));
-  assert.equal(await page.isVisible('[data-testid="w8-sink-plot"]'), false);
-  assert.equal(await page.locator('[data-testid="w8-probe-summary"]').count(), 0);
-  assert.equal(await page.isVisible('[data-testid="w8-token-key"]'), false);
+  await page.click('[data-testid="trace-viewer-load-own"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="trace-viewer-status"]').textContent.startsWith("Opened the page's own trace"));
+  assert.equal(await page.isVisible('[data-testid="trace-viewer-sink-plot"]'), false);
+  assert.equal(await page.locator('[data-testid="trace-viewer-probe-summary"]').count(), 0);
+  assert.equal(await page.isVisible('[data-testid="trace-viewer-token-key"]'), false);
   assertNoProblems(problems, 'index.html after broken traces');
 });
 
 // Issue #17: before a trace opens the viewer asks for one and shows no empty controls; a
 // broken file after a good one says so, and says which file the page still shows.
-test('W8 asks for a trace and shows no empty selects before one is open', async (t) => {
-  const { page, problems } = await openW8(t);
-  const selects = await page.locator('[data-widget="w8"] select').evaluateAll((nodes) =>
+test('trace-viewer asks for a trace and shows no empty selects before one is open', async (t) => {
+  const { page, problems } = await openTraceViewer(t);
+  const selects = await page.locator('[data-widget="trace-viewer"] select').evaluateAll((nodes) =>
     nodes.filter((n) => n.getClientRects().length > 0 && !n.disabled).map((n) => `${n.dataset.testid}: ${n.options.length} options`));
   assert.deepEqual(selects, [], 'selects on show before a trace is open');
-  const status = await page.textContent('[data-testid="w8-status"]');
+  const status = await page.textContent('[data-testid="trace-viewer-status"]');
   assert.match(status, /^No trace open yet\. Choose a trace file/);
-  assert.equal(await page.isVisible('[data-testid="w8-shown"]'), false);
+  assert.equal(await page.isVisible('[data-testid="trace-viewer-shown"]'), false);
   // The display's code (summary, sink plot, the trace's validation) comes with the first trace.
   const displayFetched = () => page.evaluate(() => performance.getEntriesByType('resource').some((e) => /\/trace-display-[^/]*\.js$/.test(e.name)));
   assert.equal(await displayFetched(), false, 'the display\'s code was fetched before a trace was opened');
   assert.equal(await chooseFile(page, probeFile).then((s) => s.kind), 'info');
-  assert.equal(await page.isVisible('[data-testid="w8-layer"]'), true);
+  assert.equal(await page.isVisible('[data-testid="trace-viewer-layer"]'), true);
   assert.equal(await displayFetched(), true, 'the display\'s code was not fetched when a trace opened');
-  assertNoProblems(problems, 'index.html, W8 before and after a trace');
+  assertNoProblems(problems, 'index.html, trace-viewer before and after a trace');
 });
 
-test('W8 says which file it still shows after a broken one', async (t) => {
-  const { page, problems } = await openW8(t);
+test('trace-viewer says which file it still shows after a broken one', async (t) => {
+  const { page, problems } = await openTraceViewer(t);
   assert.equal((await chooseFile(page, probeFile)).kind, 'info');
-  assert.match(await page.textContent('[data-testid="w8-shown"]'), /^Showing probe\.json \(/);
+  assert.match(await page.textContent('[data-testid="trace-viewer-shown"]'), /^Showing probe\.json \(/);
   const broken = variant('broken-after-good.json', (trace) => (trace.probe.device.kind = 'tpu'));
   const status = await chooseFile(page, broken);
   assert.equal(status.kind, 'error');
   assert.match(status.text, /^Could not open broken-after-good\.json: .*Still showing probe\.json \(/);
   assert.ok(!status.text.includes('\n'), 'one line');
-  const shown = await page.textContent('[data-testid="w8-shown"]');
+  const shown = await page.textContent('[data-testid="trace-viewer-shown"]');
   assert.match(shown, /^Still showing the previous trace, probe\.json \(.*\): broken-after-good\.json did not open\.$/);
   // A good file again: the line names it, and no longer as the previous one.
   assert.equal((await chooseFile(page, probeFile)).kind, 'info');
-  assert.match(await page.textContent('[data-testid="w8-shown"]'), /^Showing probe\.json \(/);
-  assertNoProblems(problems, 'index.html, W8 after a broken trace');
+  assert.match(await page.textContent('[data-testid="trace-viewer-shown"]'), /^Showing probe\.json \(/);
+  assertNoProblems(problems, 'index.html, trace-viewer after a broken trace');
 });

@@ -1,4 +1,4 @@
-// The source reader's markers (widget W7) against the C++ core, with plain node.
+// The source reader's markers against the C++ core, with plain node.
 //
 // 1. Reads core/*.{cpp,hpp} and core/ops/*.{cpp,hpp} and checks every
 //    `// [anatomy:id]` ... `// [/anatomy:id]` pair against web/src/source/sections.mjs:

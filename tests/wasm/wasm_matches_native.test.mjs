@@ -90,7 +90,7 @@ test('chapter 1\'s module leaves the trace viewer\'s tools to the trace viewer\'
   const [m, tv] = await Promise.all([core(), traceViewer()]);
   for (const name of ['trace', 'verify', 'exportCheckpoint']) {
     assert.equal(typeof tv[name], 'function', `attention_trace_viewer lost ${name}`);
-    assert.equal(m[name], undefined, `attention_core has ${name}: chapter 1 loads it as a reader scrolls, and only W8's buttons call it`);
+    assert.equal(m[name], undefined, `attention_core has ${name}: chapter 1 loads it as a reader scrolls, and only trace-viewer's buttons call it`);
   }
 });
 

@@ -1,4 +1,4 @@
-// How fast W10 trains in the page, and when its heads form, in headless Chromium:
+// How fast live-training trains in the page, and when its heads form, in headless Chromium:
 // opens the trainer on the Tiny Shakespeare excerpt (web/dist/corpora, written by
 // scripts/build-web.sh), presses Start and samples the widget every few seconds:
 //
@@ -33,6 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import { distDir, openPage, startSite, waitForWidgets } from '../../tests/browser/harness.mjs';
+import { median } from './stats.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
@@ -52,7 +53,6 @@ function nativeRate(options, textFile, steps) {
     fs.rmSync(out, { recursive: true, force: true });
   }
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -65,30 +65,30 @@ const site = await startSite();
 try {
   const { page, close } = await openPage(site.browser, site.url('index.html'));
   await waitForWidgets(page);
-  await page.getByTestId('w10-open').click();
-  await page.waitForSelector('[data-testid="w10-start"]');
-  if (repeats !== null) await page.selectOption('[data-testid="w10-repeats"]', repeats);
-  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${await page.getByTestId('w10-settings').textContent()}`);
+  await page.getByTestId('live-training-open').click();
+  await page.waitForSelector('[data-testid="live-training-start"]');
+  if (repeats !== null) await page.selectOption('[data-testid="live-training-repeats"]', repeats);
+  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${await page.getByTestId('live-training-settings').textContent()}`);
   const excerptFile = path.join(os.tmpdir(), `shakespeare-excerpt-${process.pid}.txt`);
   fs.writeFileSync(excerptFile, zlib.gunzipSync(fs.readFileSync(path.join(distDir(), 'corpora', 'shakespeare-excerpt.txt.gz'))));
-  await page.getByTestId('w10-start').click();
+  await page.getByTestId('live-training-start').click();
   // Paused at once while attn train runs with the same options, so the two do not share the cores.
-  const phase = (name) => page.waitForSelector(`[data-widget="w10"] .widget-body[data-phase="${name}"]`);
+  const phase = (name) => page.waitForSelector(`[data-widget="live-training"] .widget-body[data-phase="${name}"]`);
   await phase('running');
-  await page.getByTestId('w10-pause').click();
+  await page.getByTestId('live-training-pause').click();
   await phase('paused');
-  const options = JSON.parse(await page.getAttribute('[data-testid="w10-speed"]', 'data-options'));
+  const options = JSON.parse(await page.getAttribute('[data-testid="live-training-speed"]', 'data-options'));
   const nativeBefore = nativeRate(options, excerptFile, nativeSteps);
-  await page.getByTestId('w10-start').click(); // Continue
+  await page.getByTestId('live-training-start').click(); // Continue
   const rates = [];
   const started = Date.now();
   console.log('  wall s  steps  tokens/s  train s  prev  induction  sink  probe stripe (head)  held-out');
   for (;;) {
     await page.waitForTimeout(every * 1000);
     const sample = await page.evaluate(() => {
-      const speed = document.querySelector('[data-testid="w10-speed"]').dataset;
-      const best = (name) => Math.max(0, ...[...document.querySelectorAll(`[data-testid="w10-scores"] td[data-pattern="${name}"]`)].map((td) => Number(td.textContent)));
-      const right = document.querySelector('[data-testid="w10-heatmap-b"]');
+      const speed = document.querySelector('[data-testid="live-training-speed"]').dataset;
+      const best = (name) => Math.max(0, ...[...document.querySelectorAll(`[data-testid="live-training-scores"] td[data-pattern="${name}"]`)].map((td) => Number(td.textContent)));
+      const right = document.querySelector('[data-testid="live-training-heatmap-b"]');
       let stripe = null;
       if (right?.dataset.probabilities) {
         const p = JSON.parse(right.dataset.probabilities), R = 12, T = p.length;
@@ -96,15 +96,15 @@ try {
         for (let t = T - R; t < T; t++) sum += p[t][t - R + 1];
         stripe = { score: sum / R, head: `L${right.dataset.layer}H${right.dataset.head}` };
       }
-      const chart = document.querySelector('[data-testid="w10-loss-chart"] path[data-series="heldout"]');
-      const milestones = [...document.querySelectorAll('[data-testid="w10-milestones"] li[data-step]')].map((li) => ({
+      const chart = document.querySelector('[data-testid="live-training-loss-chart"] path[data-series="heldout"]');
+      const milestones = [...document.querySelectorAll('[data-testid="live-training-milestones"] li[data-step]')].map((li) => ({
         pattern: li.dataset.pattern, step: Number(li.dataset.step), seconds: Number(li.dataset.seconds),
       }));
       return {
         steps: Number(speed.steps), tokensPerSecond: Number(speed.tokensPerSecond), trainSeconds: Number(speed.runningMs) / 1000,
         previous: best('previous_token'), induction: best('induction'), sink: best('first_token'), stripe,
-        heldout: chart ? document.querySelector('[data-testid="w10-loss-chart"] svg').getAttribute('aria-label').match(/Held-out loss .*, ([\d.]+) at step/)?.[1] : null,
-        milestones, phase: document.querySelector('[data-widget="w10"] .widget-body').dataset.phase,
+        heldout: chart ? document.querySelector('[data-testid="live-training-loss-chart"] svg').getAttribute('aria-label').match(/Held-out loss .*, ([\d.]+) at step/)?.[1] : null,
+        milestones, phase: document.querySelector('[data-widget="live-training"] .widget-body').dataset.phase,
       };
     });
     const wall = (Date.now() - started) / 1000;
@@ -119,14 +119,14 @@ try {
       break;
     }
   }
-  if (await page.getAttribute('[data-widget="w10"] .widget-body', 'data-phase') === 'running') {
-    await page.getByTestId('w10-pause').click();
+  if (await page.getAttribute('[data-widget="live-training"] .widget-body', 'data-phase') === 'running') {
+    await page.getByTestId('live-training-pause').click();
     await phase('paused');
   }
   const nativeAfter = nativeRate(options, excerptFile, nativeSteps);
   fs.rmSync(excerptFile);
   const browser = median(rates.slice(1)), native = median([nativeBefore, nativeAfter]);
-  console.log(`browser (${await page.getAttribute('[data-testid="w10-speed"]', 'data-workers')} workers): median ${Math.round(browser)} tokens/s; ` +
+  console.log(`browser (${await page.getAttribute('[data-testid="live-training-speed"]', 'data-workers')} workers): median ${Math.round(browser)} tokens/s; ` +
     `attn train, ${os.availableParallelism()} threads, same options: ${Math.round(nativeBefore)} before, ${Math.round(nativeAfter)} after; ` +
     `browser / native = ${(browser / native).toFixed(2)}`);
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);

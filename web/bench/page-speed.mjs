@@ -1,6 +1,6 @@
 // How fast the built page is, on localhost in headless Chromium.
 //
-//   first figure   navigation start -> the end of the frame in which W0, chapter 1's first
+//   first figure   navigation start -> the end of the frame in which first-screen, chapter 1's first
 //                  screen (a trained head drawn over a line of Shakespeare), is drawn
 //                  (its mark anatomy:first-screen; see watchFirstFigure), by
 //                  performance.now() in the page; median of 10 cold loads,
@@ -8,10 +8,10 @@
 //                  with the median time of each milestone on the way: response end, DOM
 //                  interactive, DOMContentLoaded, the first screen's wasm fetched, the
 //                  page's script started, the first screen's module and weights ready,
-//                  W0 near the viewport and built (user-timing marks, lib/widget.ts)
+//                  first-screen near the viewport and built (user-timing marks, lib/widget.ts)
 //   size           gzip level 9 (node:zlib) of .js and .wasm files, apart from CSS, fonts,
 //                  HTML and model files (listed on their own):
-//                  of chapter 1, what it had fetched when W0 was drawn (resource timing,
+//                  of chapter 1, what it had fetched when first-screen was drawn (resource timing,
 //                  median load)                                                 target < 200 kB
 //                  of each page, what it fetches on load, left at the top for 1.5 s, and
 //                  what it has fetched once a reader has scrolled through it without using
@@ -19,13 +19,13 @@
 //                  the Shakespeare sections' module; the exercise sandbox worker with its
 //                  page); the target is held to the second                   target < 250 kB a chapter
 //   update         one change of a widget's control until it has drawn, median of 20:
-//                  W1: its layer/head select; W3 at T = S = 16384, tile 16 (w3-T, w3-S,
-//                  w3-tile or w3-tile-q + w3-tile-k): each mask of its kind select in
+//                  explorer: its layer/head select; mask-gallery at T = S = 16384, tile 16 (mask-gallery-T, mask-gallery-S,
+//                  mask-gallery-tile or mask-gallery-tile-q + mask-gallery-tile-k): each mask of its kind select in
 //                  turn (or T toggled 16384 <-> 16368 if it has none)          target < 16 ms
 //
 // How an update is timed, inside the page: t0 = performance.now(); set the control and fire
 // input + change; the widget's work ends when it signals (it writes data-ms, data-updated,
-// data-updated-ms or the like on any element inside its host; W1 writes data-ms on its
+// data-updated-ms or the like on any element inside its host; explorer writes data-ms on its
 // timing line, and a numeric *-ms value is also reported as the widget's own figure) or,
 // for a widget that does not signal, when the synchronous event handlers return. Then the next animation frame runs, and a message posted from it marks the end
 // of that frame's rendering. The figure is the busy time:
@@ -72,7 +72,7 @@ const coldLoads = 10;
 const updates = 20;
 // Issue #17's targets (the first heatmap had 1000 ms and a chapter 300 kB in issue #3).
 const targets = { firstFigureMs: 500, wasmJsGzipBytes: 250_000, beforeFirstFigureGzipBytes: 200_000, updateMs: 16 };
-const w3Size = { T: 16384, S: 16384, tile: 16 };
+const maskGallerySize = { T: 16384, S: 16384, tile: 16 };
 
 
 // ---- Size of web/dist ----
@@ -117,9 +117,9 @@ function measureSize(dist) {
 
 // ---- First figure ----
 
-// Runs in the page before its scripts: notes when W0 has drawn (its user-timing mark
+// Runs in the page before its scripts: notes when first-screen has drawn (its user-timing mark
 // anatomy:first-screen, set right after the drawing is built), and the end of the frame
-// that shows it. W0 draws, and marks, in a ResizeObserver callback: inside the rendering
+// that shows it. first-screen draws, and marks, in a ResizeObserver callback: inside the rendering
 // of a frame, whose style, layout and paint then go on with the drawing in it. A task
 // posted at the mark runs only after that frame is rendered; it is posted user-blocking
 // so that it runs before the page's own next task, which would otherwise be counted too.
@@ -142,7 +142,7 @@ function watchFirstFigure() {
   };
   // A widget that fails shows its message instead: report it rather than wait.
   addEventListener('DOMContentLoaded', () => {
-    const host = document.querySelector('[data-widget="w0"]');
+    const host = document.querySelector('[data-widget="first-screen"]');
     if (!host) return;
     new MutationObserver(() => {
       if (host.dataset.ready === 'error') window.__pageSpeed = { error: host.querySelector('.status')?.textContent?.trim() ?? 'data-ready=error' };
@@ -161,7 +161,7 @@ function modelGzipBytes(file) {
 }
 
 /**
- * One cold load of `url` in a new context, until W0's frame has ended: {frame_at_ms,
+ * One cold load of `url` in a new context, until first-screen's frame has ended: {frame_at_ms,
  * ready_at_ms} and what `measure(page, readyAt)` returns, or {skipped: why}.
  */
 async function coldLoad(browser, url, measure = async () => ({})) {
@@ -169,8 +169,8 @@ async function coldLoad(browser, url, measure = async () => ({})) {
   try {
     const handle = await opened.page.waitForFunction(() => window.__pageSpeed, null, { timeout: 30000 }).catch(() => null);
     const result = handle ? await handle.jsonValue() : null;
-    if (!result) return { skipped: 'W0 was not ready and drawn within 30 s' };
-    if (result.error) return { skipped: `W0 failed to start: ${result.error}` };
+    if (!result) return { skipped: 'first-screen was not ready and drawn within 30 s' };
+    if (result.error) return { skipped: `first-screen failed to start: ${result.error}` };
     const measured = await measure(opened.page);
     if (opened.problems.nonLocalRequests.length) return { skipped: `the page asked for other hosts: ${opened.problems.nonLocalRequests.join(', ')}` };
     return { frame_at_ms: round(result.frameAt), ready_at_ms: round(result.readyAt), ...measured };
@@ -179,7 +179,7 @@ async function coldLoad(browser, url, measure = async () => ({})) {
   }
 }
 
-/** The milestones of the load, and the files it had fetched when W0 was drawn (resource timing). */
+/** The milestones of the load, and the files it had fetched when first-screen was drawn (resource timing). */
 const milestonesOf = (page) => page.evaluate(() => {
   const nav = performance.getEntriesByType('navigation')[0];
   const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
@@ -191,7 +191,7 @@ const milestonesOf = (page) => page.evaluate(() => {
     response_end_ms: nav?.responseEnd, dom_interactive_ms: nav?.domInteractive,
     dom_content_loaded_ms: nav?.domContentLoadedEventEnd, load_ms: nav?.loadEventEnd, wasm_loaded_ms: wasm?.responseEnd,
     first_contentful_paint_ms: paint, script_start_ms: mark('anatomy:script-start'),
-    first_layer_ready_ms: mark('anatomy:first-layer-ready'), w0_near_ms: mark('anatomy:near:w0'), w0_mounted_ms: mark('anatomy:mounted:w0'),
+    first_layer_ready_ms: mark('anatomy:first-layer-ready'), first_screen_near_ms: mark('anatomy:near:first-screen'), first_screen_mounted_ms: mark('anatomy:mounted:first-screen'),
   };
 });
 
@@ -216,7 +216,7 @@ async function measureFirstFigure(site, size, against) {
     const gzipBefore = files.reduce((sum, file) => sum + (gzipOf.get(file)?.gzip_bytes ?? 0), 0);
     const models = fetched.filter((url) => url.includes('/models/')).map(fileOf);
     const modelGzip = models.reduce((sum, file) => sum + modelGzipBytes(file), 0);
-    runs.push({ first_figure_ms: frameAt, w0_ready_ms: readyAt, ...Object.fromEntries(
+    runs.push({ first_figure_ms: frameAt, first_screen_ready_ms: readyAt, ...Object.fromEntries(
       Object.entries(milestones).map(([k, v]) => [k, v === undefined ? null : round(v)])), gzip_before: gzipBefore, files_before: files,
     model_files_before: models, model_gzip_before: modelGzip });
     progress(`cold load ${i + 1}/${coldLoads}: first figure at ${frameAt} ms` + (against ? ` (--against: ${againstRuns.at(-1)} ms)` : ''));
@@ -290,7 +290,7 @@ async function timeUpdates({ hostSelector, controlSelector, values, count }) {
         channel.port2.postMessage(null);
       }));
   // A widget signals an update by writing data-ms, data-updated, data-updated-ms,
-  // data-update-ms, ... on any element inside its host (W1: its timing line's data-ms).
+  // data-update-ms, ... on any element inside its host (explorer: its timing line's data-ms).
   const signalled = [];
   const observer = new MutationObserver((records) => {
     const at = performance.now();
@@ -432,49 +432,49 @@ async function waitReady(page, name) {
   }, name);
 }
 
-async function measureW1(site) {
+async function measureExplorer(site) {
   const opened = await openPage(site.browser, site.url('index.html'), { blockNonLocal: false });
   try {
-    const state = await waitReady(opened.page, 'w1');
-    if (state.ready !== 'true') return { skipped: `W1 is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
-    const host = '[data-widget="w1"]';
+    const state = await waitReady(opened.page, 'explorer');
+    if (state.ready !== 'true') return { skipped: `explorer is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
+    const host = '[data-widget="explorer"]';
     const control = await markControl(opened.page, host, { words: 'head|layer', anySelect: true });
-    if (!control) return { skipped: 'W1 has no select to change' };
-    if (control.values.length < 2) return { skipped: `W1's ${control.name} has fewer than two options` };
+    if (!control) return { skipped: 'explorer has no select to change' };
+    if (control.values.length < 2) return { skipped: `explorer's ${control.name} has fewer than two options` };
     return await summariseUpdates(opened.page, host, control, control.values, control.name);
   } finally {
     await opened.close();
   }
 }
 
-async function measureW3(site) {
+async function measureMaskGallery(site) {
   const opened = await openPage(site.browser, site.url('notebook.html'), { blockNonLocal: false });
   try {
-    const state = await waitReady(opened.page, 'w3');
-    if (state.ready !== 'true') return { skipped: `W3 is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
-    const host = '[data-widget="w3"]';
-    // One tile size (w3-tile) or query and key tiles apart (w3-tile-q = Br, w3-tile-k = Bc).
+    const state = await waitReady(opened.page, 'mask-gallery');
+    if (state.ready !== 'true') return { skipped: `mask-gallery is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
+    const host = '[data-widget="mask-gallery"]';
+    // One tile size (mask-gallery-tile) or query and key tiles apart (mask-gallery-tile-q = Br, mask-gallery-tile-k = Bc).
     const sizes = {};
-    for (const [key, testid] of [['T', 'w3-T'], ['S', 'w3-S']]) {
+    for (const [key, testid] of [['T', 'mask-gallery-T'], ['S', 'mask-gallery-S']]) {
       sizes[key] = await markControl(opened.page, host, { testid });
-      if (!sizes[key]) return { skipped: `W3 has no input with data-testid="${testid}" yet` };
+      if (!sizes[key]) return { skipped: `mask-gallery has no input with data-testid="${testid}" yet` };
     }
-    const tile = await markControl(opened.page, host, { testid: 'w3-tile' });
+    const tile = await markControl(opened.page, host, { testid: 'mask-gallery-tile' });
     const tiles = tile
       ? [['tile', tile]]
-      : [['tile_q', await markControl(opened.page, host, { testid: 'w3-tile-q' })], ['tile_k', await markControl(opened.page, host, { testid: 'w3-tile-k' })]];
-    if (tiles.some(([, control]) => !control)) return { skipped: 'W3 has no input with data-testid="w3-tile" (or "w3-tile-q" and "w3-tile-k") yet' };
-    for (const [key, control, value] of [['T', sizes.T, w3Size.T], ['S', sizes.S, w3Size.S], ...tiles.map(([k, c]) => [k, c, w3Size.tile])]) {
+      : [['tile_q', await markControl(opened.page, host, { testid: 'mask-gallery-tile-q' })], ['tile_k', await markControl(opened.page, host, { testid: 'mask-gallery-tile-k' })]];
+    if (tiles.some(([, control]) => !control)) return { skipped: 'mask-gallery has no input with data-testid="mask-gallery-tile" (or "mask-gallery-tile-q" and "mask-gallery-tile-k") yet' };
+    for (const [key, control, value] of [['T', sizes.T, maskGallerySize.T], ['S', sizes.S, maskGallerySize.S], ...tiles.map(([k, c]) => [k, c, maskGallerySize.tile])]) {
       const got = await setControl(opened.page, control.selector, value);
-      if (Number(got) !== value) return { skipped: `W3's ${key} control will not take ${value} (it holds ${got}; max=${control.max})` };
+      if (Number(got) !== value) return { skipped: `mask-gallery's ${key} control will not take ${value} (it holds ${got}; max=${control.max})` };
     }
     await opened.page.waitForTimeout(500); // let the size change settle before timing
     const mask = await markControl(opened.page, host, { words: 'mask|kind|pattern' , anySelect: true });
-    const at = `T = S = ${w3Size.T}, tile ${w3Size.tile}`;
+    const at = `T = S = ${maskGallerySize.T}, tile ${maskGallerySize.tile}`;
     if (mask && mask.values.length >= 2) return await summariseUpdates(opened.page, host, mask, mask.values, `${mask.name} at ${at}`);
     const t = sizes.T; // no mask select: time T itself
-    return await summariseUpdates(opened.page, host, t, [String(w3Size.T), String(w3Size.T - w3Size.tile)],
-      `${t.name} toggled ${w3Size.T} <-> ${w3Size.T - w3Size.tile} (S = ${w3Size.S}, tile ${w3Size.tile})`);
+    return await summariseUpdates(opened.page, host, t, [String(maskGallerySize.T), String(maskGallerySize.T - maskGallerySize.tile)],
+      `${t.name} toggled ${maskGallerySize.T} <-> ${maskGallerySize.T - maskGallerySize.tile} (S = ${maskGallerySize.S}, tile ${maskGallerySize.tile})`);
   } finally {
     await opened.close();
   }
@@ -489,8 +489,8 @@ function table(result) {
   const rows = [['measure', 'value', 'target', '']];
   const fh = result.first_figure;
   rows.push(fh.skipped
-    ? [`first figure, W0`, `skipped: ${fh.skipped}`, `< ${targets.firstFigureMs} ms`, '']
-    : [`first figure, W0 (median of ${fh.runs.length} cold loads)`, `${fh.median_ms} ms`, `< ${targets.firstFigureMs} ms`, verdict(fh.met)]);
+    ? [`first figure, first-screen`, `skipped: ${fh.skipped}`, `< ${targets.firstFigureMs} ms`, '']
+    : [`first figure, first-screen (median of ${fh.runs.length} cold loads)`, `${fh.median_ms} ms`, `< ${targets.firstFigureMs} ms`, verdict(fh.met)]);
   if (!fh.skipped) {
     const order = Object.entries(fh.breakdown).filter(([, v]) => v !== null).sort((a, b) => a[1] - b[1]);
     for (const [name, ms] of order) rows.push([`  ${name.replace(/_ms$/, '').replaceAll('_', ' ')} (median)`, `${ms} ms`, '', '']);
@@ -554,10 +554,10 @@ try {
   }
   progress('scrolling through each page');
   result.scrolled_through = await measureScrolledThrough(site, result.size);
-  progress('timing W1 updates');
-  result.updates = { W1: await measureW1(site) };
-  progress('timing W3 updates');
-  result.updates.W3 = await measureW3(site);
+  progress('timing explorer updates');
+  result.updates = { explorer: await measureExplorer(site) };
+  progress('timing mask-gallery updates');
+  result.updates.maskGallery = await measureMaskGallery(site);
   result.load_average_end = os.loadavg().map((x) => round(x, 2));
 } finally {
   await site.close();

@@ -1,4 +1,4 @@
-// How fast the trained model (llama2.c's stories260K, the W9 widget) runs, measured
+// How fast the trained model (llama2.c's stories260K, the trained-model widget) runs, measured
 // side by side in one run, with the load average:
 //
 //   wasm (Node, attention_trained.wasm)
@@ -8,12 +8,12 @@
 //     append 1      one more token through the cache after 64, with its rows, median of 20
 //   page (headless Chromium, web/dist)
 //     first heatmap the widget's "Run stories260K" click -> the end of the frame that shows
-//                   its first heatmap (user-timing marks anatomy:w9-open and
-//                   anatomy:w9-first-paint), median of 10 cold loads, requests not
+//                   its first heatmap (user-timing marks anatomy:trained-model-open and
+//                   anatomy:trained-model-first-paint), median of 10 cold loads, requests not
 //                   intercepted (as in page-speed)                              target < 300 ms
 //     whole view    the same click -> the end of the frame that shows the rest of the first
 //                   view, the followed row and the pair of heads that share a KV head
-//                   (anatomy:w9-view-paint: AttentionView draws them a frame after the
+//                   (anatomy:trained-model-view-paint: AttentionView draws them a frame after the
 //                   main heatmap), median of the same 10 loads
 //     type 1        one character typed at the end of the text -> the widget has rerun the
 //                   changed tokens through the cache and redrawn (its timing line's data-ms),
@@ -51,7 +51,7 @@ const report = { load_average_start: os.loadavg().map((x) => round(x, 2)) };
   const session = new module.TrainedSession();
   session.load(new Uint8Array(fs.readFileSync(modelPath)), new Uint8Array(fs.readFileSync(tokenizerPath)));
   const ids = JSON.parse(session.encode({ text: story.repeat(12) })).ids.slice(0, 256);
-  const store = new Float32Array(8 * 1024 * 1024); // where the page copies rows to (allocated once, as W9 does)
+  const store = new Float32Array(8 * 1024 * 1024); // where the page copies rows to (allocated once, as trained-model does)
   const pass = (keep, tokens) => {
     const start = performance.now();
     const result = JSON.parse(session.extend({ keep, ids: tokens }));
@@ -82,23 +82,23 @@ const report = { load_average_start: os.loadavg().map((x) => round(x, 2)) };
       // host is still caught, and fails the run.
       const { page, close, problems } = await openPage(site.browser, site.url('index.html'), { width: 1280, height: 900, blockNonLocal: false });
       await waitForWidgets(page);
-      await page.locator('[data-widget="w9"]').scrollIntoViewIfNeeded();
-      await page.getByTestId('w9-load').click();
-      await page.waitForFunction(() => performance.getEntriesByName('anatomy:w9-view-paint').length > 0, null, { timeout: 20000 });
-      const [firstMs, wholeMs] = await page.evaluate(() => ['anatomy:w9-first-paint', 'anatomy:w9-view-paint'].map((name) =>
-        performance.getEntriesByName(name)[0].startTime - performance.getEntriesByName('anatomy:w9-open')[0].startTime));
+      await page.locator('[data-widget="trained-model"]').scrollIntoViewIfNeeded();
+      await page.getByTestId('trained-model-load').click();
+      await page.waitForFunction(() => performance.getEntriesByName('anatomy:trained-model-view-paint').length > 0, null, { timeout: 20000 });
+      const [firstMs, wholeMs] = await page.evaluate(() => ['anatomy:trained-model-first-paint', 'anatomy:trained-model-view-paint'].map((name) =>
+        performance.getEntriesByName(name)[0].startTime - performance.getEntriesByName('anatomy:trained-model-open')[0].startTime));
       first.push(firstMs);
       whole.push(wholeMs);
       if (i === 0) {
         // Typing: one character at a time at the end of the text, each timed by the widget.
-        await page.waitForSelector('[data-testid="w9-patterns"] table');
-        const box = page.getByTestId('w9-text');
+        await page.waitForSelector('[data-testid="trained-model-patterns"] table');
+        const box = page.getByTestId('trained-model-text');
         for (const char of 'One day she saw a dog.'.slice(0, 20)) {
-          const before = await page.getByTestId('w9-timing').getAttribute('data-updates');
+          const before = await page.getByTestId('trained-model-timing').getAttribute('data-updates');
           await box.press('End');
           await box.pressSequentially(char);
-          await page.waitForFunction((b) => document.querySelector('[data-testid="w9-timing"]').dataset.updates !== b, before);
-          typed.push(Number(await page.getByTestId('w9-timing').getAttribute('data-ms')));
+          await page.waitForFunction((b) => document.querySelector('[data-testid="trained-model-timing"]').dataset.updates !== b, before);
+          typed.push(Number(await page.getByTestId('trained-model-timing').getAttribute('data-ms')));
         }
       }
       if (problems.nonLocalRequests.length) throw new Error(`the page asked for other hosts: ${problems.nonLocalRequests.join(', ')}`);

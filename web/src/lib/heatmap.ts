@@ -55,7 +55,7 @@ const labelFont = '10px system-ui, sans-serif';
 
 // Each label's width in labelFont, measured once: a typed token redraws a widget's
 // heatmaps with the same labels plus one (measuring them all again took 1.5 ms of a
-// 10 ms keystroke for W9's four heatmaps).
+// 10 ms keystroke for trained-model's four heatmaps).
 const labelWidths = new Map<string, number>();
 function labelWidth(ctx: CanvasRenderingContext2D, label: string): number {
   let width = labelWidths.get(label);

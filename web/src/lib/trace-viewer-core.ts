@@ -2,7 +2,7 @@
 // (wasm/bindings_trace.cpp), the checkpoint export, and attn diff of a learner's
 // tensors (wasm/bindings_diff.cpp: core/diff run by the core). A module of its own,
 // attention_trace_viewer, imported only when the reader uses one of them
-// (widgets/trace-viewer.ts, diff-door.ts, diff-panel.ts): neither its JavaScript nor
+// (widgets/trace-viewer/: trace-viewer.ts, diff-door.ts, diff-panel.ts): neither its JavaScript nor
 // its wasm is part of what the chapter loads as a reader scrolls through it.
 import createAnatomyTraceViewer from '@wasm/attention_trace_viewer.js';
 import wasmUrl from '@wasm/attention_trace_viewer.wasm?url';

@@ -1,5 +1,5 @@
 // The training module (wasm/bindings_train.cpp: core/train run by the core), typed.
-// A module of its own, imported only by W10's worker (widgets/live-training-worker.ts):
+// A module of its own, imported only by live-training's worker (widgets/live-training/live-training-worker.ts):
 // neither its JavaScript nor its wasm is part of what the chapter loads first, and
 // no training step ever runs on the page's thread.
 import createAnatomyTrain from '@wasm/attention_train.js';

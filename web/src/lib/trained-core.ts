@@ -95,7 +95,7 @@ export const loadModule = moduleLoader(createAnatomyTrained, wasmUrl, (raw) => r
 /** A session over a llama2.c checkpoint and its tokenizer.bin; throws CoreError naming what is wrong with either. */
 export async function openTrained(model: Uint8Array, tokenizer: Uint8Array): Promise<TrainedSession> {
   const module = await loadModule();
-  performance.mark('anatomy:w9-module');
+  performance.mark('anatomy:trained-model-module');
   const raw = new module.TrainedSession();
   let info: TrainedInfo;
   try {

@@ -1,5 +1,5 @@
 // Widget state in the URL, so a view can be shared. Each widget owns the query
-// parameters that start with its own prefix ("w1.tokens", "w3.kind", ...).
+// parameters that start with its own prefix ("explorer.tokens", "mask-gallery.kind", ...).
 // Updates use history.replaceState, so moving a slider does not flood the
 // history, and at most once per 250 ms: replaceState takes milliseconds, more
 // than a redraw, and Safari refuses more than 100 calls in 30 seconds. The

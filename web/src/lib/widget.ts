@@ -1,9 +1,10 @@
 // How a page finds its widgets and builds each one as it comes near the viewport:
 // its code, and the chapters' wasm core if it uses it, load only then, so what a
 // chapter fetches before its first screen is drawn is that screen's figure alone.
-// Markup: <figure class="widget" data-widget="w1" aria-labelledby="..."> ... </figure>
+// Markup: <figure class="widget" data-widget="explorer" aria-labelledby="..."> ... </figure>
 import type { Core } from './core';
 import { el, setStatus } from './dom';
+import { renameOldKeys } from './old-links.mjs';
 import { UrlState } from './url-state';
 
 export interface WidgetContext {
@@ -18,7 +19,7 @@ export type MountWidget = (root: HTMLElement, context: WidgetContext) => void | 
 export type MountStandalone = (root: HTMLElement, context: { state: UrlState }) => void | Promise<void>;
 
 /**
- * A widget's code, as a dynamic import: () => import('../widgets/rope').then((m) => m.mountRope).
+ * A widget's code, as a dynamic import: () => import('./rope').then((m) => m.mountRope).
  * A standalone widget may be built at once (`first: true`, the figure of a chapter's
  * first screen) instead of when it comes near, so that it is in the page's first frame.
  */
@@ -26,19 +27,30 @@ export type WidgetEntry =
   | { code: () => Promise<MountWidget> }
   | { standalone: () => Promise<MountStandalone>; first?: boolean };
 
+/**
+ * What a widget's folder registers in its entry.ts (web/src/widgets/<name>/entry.ts):
+ * the widget's name, as its figure's data-widget says, and how to load its code.
+ */
+export type WidgetEntries = Record<string, WidgetEntry>;
+
+/** Every widget folder's entries: a page builds those of its figures. */
+const everyWidget: WidgetEntries = Object.assign({}, ...Object.values(
+  import.meta.glob<WidgetEntries>('../widgets/*/entry.ts', { eager: true, import: 'widgets' })));
+
 /** How far outside the viewport a widget starts loading: one viewport height. */
 const nearMargin = '100% 0px';
 
 /**
- * Mounts each [data-widget] element of the page whose name is in `widgets` (listed by
- * priority) as it nears the viewport. `loadCore` loads the chapter's wasm module, as a
- * dynamic import, so that it too is fetched only when the first widget that needs it nears.
+ * Mounts each [data-widget] element of the page as it nears the viewport, with the
+ * code its folder registered. `loadCore` loads the chapter's wasm module, as a dynamic
+ * import, so that it too is fetched only when the first widget that needs it nears.
  */
-export function mountWidgets(widgets: Record<string, WidgetEntry>, loadCore: () => Promise<Core>): void {
+export function mountWidgets(loadCore: () => Promise<Core>, widgets: WidgetEntries = everyWidget): void {
   // User-timing marks (web/bench/page-speed.mjs reports them): when the page's script
   // started, when the core was ready, and when each widget was built.
   performance.mark('anatomy:script-start');
-  const names = Object.keys(widgets);
+  const renamed = renameOldKeys(location.search);  // a link shared before the widgets had names
+  if (renamed !== null) history.replaceState(history.state, '', `${location.pathname}${renamed}${location.hash}`);
   const bodies = new Map<HTMLElement, HTMLElement>();
   /** The page's hosts of these widgets parsed so far and not yet found, each given its body and status line. */
   const findHosts = () => [...document.querySelectorAll<HTMLElement>('[data-widget]')]
@@ -76,8 +88,9 @@ export function mountWidgets(widgets: Record<string, WidgetEntry>, loadCore: () 
     const observer = new IntersectionObserver((entries) => {
       const near = entries.filter((e) => e.isIntersecting).map((e) => e.target as HTMLElement);
       near.forEach((host) => observer.unobserve(host));
-      const rank = (host: HTMLElement) => (distanceFromViewport(host) === 0 ? 0 : 1000) + names.indexOf(host.dataset.widget!);
-      queue.push(...near.sort((a, b) => rank(a) - rank(b)));
+      const offScreen = (host: HTMLElement) => (distanceFromViewport(host) === 0 ? 0 : 1);
+      const inPageOrder = (a: HTMLElement, b: HTMLElement) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1);
+      queue.push(...near.sort((a, b) => offScreen(a) - offScreen(b) || inPageOrder(a, b)));
       void run();
     }, { rootMargin: nearMargin });
     const mounted = [...bodies.keys()].filter(isFirst);

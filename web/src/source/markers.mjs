@@ -9,7 +9,7 @@
 //     // [/anatomy:rms_norm]
 //
 // The table in sections.mjs says which file each section lives in, which code
-// must lie inside it, and which operations of the source reader (widget W7)
+// must lie inside it, and which operations of the source reader
 // show it. This one module is used by the Vite plugin (the build fails on any
 // error) and by tests/source-markers/check_markers.mjs (ctest fails), so the
 // page and the test can never disagree about where a section is.

@@ -1,4 +1,4 @@
-// What the source reader (widget W7) shows, and what the build checks about it.
+// What the source reader shows, and what the build checks about it.
 //
 // SECTIONS: every marked range of the C++ core, `// [anatomy:id]` ... `// [/anatomy:id]`,
 // with the file it must be in and code that must lie inside it. If a marker moves

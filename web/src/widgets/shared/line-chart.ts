@@ -1,0 +1,162 @@
+// The page's one line chart, in SVG: a few series over a linear or logarithmic axis
+// each way, lines told apart by dash pattern and a label at their end (not by colour
+// alone), optional vertical markers, horizontal rules and highlighted points. It is
+// drawn at the width it is given, so text keeps its size from 360 px to desktop.
+// Users: the cost widget (log-log FLOPs against length, cost/cost.ts) and the loss
+// curves of live training and the Shakespeare model (loss-curve.ts).
+import './line-chart.css';
+import { observeWidth, svgEl } from '../../lib/dom';
+
+export interface Tick {
+  at: number;
+  label?: string;               // a grid line without a label when absent
+}
+
+export interface Axis {
+  title: string;
+  domain: [number, number];
+  log?: boolean;                // positions by the logarithm of the value
+  /** The ticks for a plot this many pixels wide (x) or high (y). */
+  ticks: (pixels: number) => Tick[];
+}
+
+export interface Series {
+  name: string;                 // the label at its end (or in the legend)
+  points: [number, number][];   // (x, y), x ascending
+  className: string;            // its line style (line-chart.css), given to its line and its label
+  id?: string;                  // data-series of its path, for tests
+}
+
+export interface Marker {
+  x: number;
+  y?: number;                   // a dot on the marker line, when given
+  label: string;
+}
+
+export interface Rule {
+  y: number;
+  label: string;
+}
+
+export interface ChartSpec {
+  label: string;                // accessible description, with the numbers that matter
+  x: Axis;
+  y: Axis;
+  series: Series[];
+  markers?: Marker[];           // vertical lines
+  rules?: Rule[];               // horizontal lines
+  dots?: { x: number; y: number; r?: number; className?: string }[];
+}
+
+/** The chart's size at a width: the plot's height and the margins around it. */
+export interface ChartLayout {
+  height: (width: number) => number;
+  margin: { left: number; right: number; top: number; bottom: number };
+  /** Below this width the end labels would sit on the lines: they move into a legend under the axis. */
+  legendBelow: number;
+}
+
+const legendRow = 17;
+
+export class LineChart {
+  readonly root: HTMLElement;
+  private spec: ChartSpec | null = null;
+  private width = 0;
+
+  constructor(private readonly layout: ChartLayout) {
+    this.root = document.createElement('div');
+    this.root.className = 'line-chart';
+    observeWidth(this.root, (width) => {
+      this.width = width;
+      this.draw();
+    });
+  }
+
+  setData(spec: ChartSpec): void {
+    this.spec = spec;
+    this.draw();
+  }
+
+  private draw(): void {
+    const spec = this.spec;
+    // Until the ResizeObserver has reported a width there is nothing to size to (and
+    // reading clientWidth would force a layout of the whole page mid-update).
+    if (!spec || !this.width) return;
+    const width = Math.max(260, Math.min(760, this.width));
+    const markers = (spec.markers ?? []).filter((marker) => marker.x >= spec.x.domain[0] && marker.x <= spec.x.domain[1]);
+    const legend = width < this.layout.legendBelow;
+    const legendHeight = legend ? 6 + legendRow * (spec.series.length + markers.length) : 0;
+    const plotHeight = this.layout.height(width);
+    const height = plotHeight + legendHeight;
+    const m = { ...this.layout.margin, bottom: this.layout.margin.bottom + legendHeight };
+    const plotW = width - m.left - m.right, plotH = height - m.top - m.bottom;
+    const scale = (axis: Axis, from: number, length: number, flip: boolean) => {
+      const f = axis.log ? Math.log : (v: number) => v;
+      const [a, b] = axis.domain.map(f);
+      return (v: number) => from + (flip ? 1 - (f(v) - a) / (b - a) : (f(v) - a) / (b - a)) * length;
+    };
+    const sx = scale(spec.x, m.left, plotW, false), sy = scale(spec.y, m.top, plotH, true);
+
+    const svg = svgEl('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': spec.label, class: 'line-chart-svg' });
+    for (const tick of spec.y.ticks(plotH)) {
+      const y = sy(tick.at);
+      svg.append(svgEl('line', { x1: m.left, x2: width - m.right, y1: y, y2: y, class: 'chart-grid' }));
+      if (tick.label !== undefined) svg.append(svgEl('text', { x: m.left - 5, y: y + 4, 'text-anchor': 'end', class: 'chart-tick' }, tick.label));
+    }
+    for (const tick of spec.x.ticks(plotW)) {
+      const x = sx(tick.at);
+      svg.append(svgEl('line', { x1: x, x2: x, y1: m.top, y2: m.top + plotH, class: 'chart-grid' }));
+      if (tick.label !== undefined) svg.append(svgEl('text', { x, y: m.top + plotH + 14, 'text-anchor': 'middle', class: 'chart-tick' }, tick.label));
+    }
+    svg.append(svgEl('rect', { x: m.left, y: m.top, width: plotW, height: plotH, class: 'chart-frame' }));
+    svg.append(svgEl('text', { x: m.left + plotW / 2, y: plotHeight - 6, 'text-anchor': 'middle', class: 'chart-axis-title' }, spec.x.title));
+    svg.append(svgEl('text', { x: 4, y: 12, class: 'chart-axis-title' }, spec.y.title));
+
+    for (const rule of spec.rules ?? []) {
+      svg.append(svgEl('line', { x1: m.left, x2: m.left + plotW, y1: sy(rule.y), y2: sy(rule.y), class: 'chart-rule' }));
+      svg.append(svgEl('text', { x: m.left + plotW - 4, y: sy(rule.y) - 4, 'text-anchor': 'end', class: 'chart-rule-label' }, rule.label));
+    }
+    for (const marker of markers) {
+      const x = sx(marker.x), right = x > m.left + plotW * 0.6;
+      svg.append(svgEl('line', { x1: x, x2: x, y1: m.top, y2: m.top + plotH, class: 'chart-marker' }));
+      // At the foot of the line: the series' own labels sit at their ends.
+      if (!legend)
+        svg.append(svgEl('text', { x: right ? x - 4 : x + 4, y: m.top + plotH - 6, 'text-anchor': right ? 'end' : 'start', class: 'chart-marker-label' }, marker.label));
+      if (marker.y !== undefined) svg.append(svgEl('circle', { cx: x, cy: sy(marker.y), r: 4.5, class: 'chart-marker-dot' }));
+    }
+    const drawn = spec.series.filter((s) => s.points.length > 0);
+    for (const series of drawn) {
+      const d = series.points.map(([x, y], i) => `${i ? 'L' : 'M'}${sx(x).toFixed(1)} ${sy(y).toFixed(1)}`).join('');
+      svg.append(svgEl('path', { d, class: `chart-line ${series.className}`, ...(series.id ? { 'data-series': series.id } : {}) }));
+    }
+    if (legend) {
+      // One row per line and per marker under the axis title: a short stretch of its
+      // stroke, then its label.
+      let y = plotHeight + 6;
+      const row = (sample: SVGElement, label: string, labelClass: string) => {
+        svg.append(sample, svgEl('text', { x: m.left + 34, y: y + 4, class: labelClass }, label));
+        y += legendRow;
+      };
+      for (const series of spec.series)
+        row(svgEl('line', { x1: m.left, x2: m.left + 26, y1: y, y2: y, class: `chart-line chart-legend-line ${series.className}` }), series.name, `chart-line-label ${series.className}`);
+      for (const marker of markers)
+        row(svgEl('line', { x1: m.left + 13, x2: m.left + 13, y1: y - 7, y2: y + 7, class: 'chart-marker' }), marker.label, 'chart-marker-label');
+    } else {
+      // Labels just past the end of each line (inside the plot), pushed apart when they would overlap.
+      const ends = drawn.map((s) => ({ s, end: s.points[s.points.length - 1] })).sort((a, b) => sy(a.end[1]) - sy(b.end[1]));
+      let last = -Infinity;
+      for (const { s, end } of ends) {
+        const y = Math.max(sy(end[1]) - 6, last + 13, m.top + 10);
+        last = y;
+        const x = Math.min(m.left + plotW - 4, sx(end[0]) + 4);
+        const anchor = x > m.left + plotW * 0.8 ? 'end' : 'start';
+        svg.append(svgEl('text', { x, y, 'text-anchor': anchor, class: `chart-line-label ${s.className}` }, s.name));
+      }
+    }
+    for (const dot of spec.dots ?? []) {
+      if (dot.x < spec.x.domain[0] || dot.x > spec.x.domain[1]) continue;
+      svg.append(svgEl('circle', { cx: sx(dot.x), cy: sy(dot.y), r: dot.r ?? 3.5, class: dot.className ? `chart-dot ${dot.className}` : 'chart-dot' }));
+    }
+    this.root.replaceChildren(svg);
+  }
+}
