@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The README's pictures of the page's first screen: chapter 1 as a reader first sees it,
-// at 1280 x 800 and 360 x 740 px, once its first figure (W0) is drawn, in headless
+// at 1280 x 800 and 360 x 740 px, once its first figure (first-screen) is drawn, in headless
 // Chromium from the built page (web/dist, or $ANATOMY_WEB_DIST).
 //
 //   node tools/screenshots.mjs [OUT_DIR]      (default docs/images)
@@ -15,7 +15,7 @@ try {
   for (const [width, height] of [[1280, 800], [360, 740]]) {
     const { page, close } = await openPage(site.browser, site.url('index.html'), { width, height });
     try {
-      await page.waitForSelector('[data-widget="w0"][data-ready="true"] [data-testid="w0-drawing"] text', { timeout: 15_000 });
+      await page.waitForSelector('[data-widget="first-screen"][data-ready="true"] [data-testid="first-screen-drawing"] text', { timeout: 15_000 });
       await page.evaluate(() => document.fonts.ready);
       const file = path.join(out, `first-screen-${width}.png`);
       await page.screenshot({ path: file });

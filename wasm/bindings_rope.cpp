@@ -1,4 +1,4 @@
-// RoPE as chapter 1's RoPE widget (W4) draws it, as embind functions taking an
+// RoPE as chapter 1's RoPE widget draws it, as embind functions taking an
 // object and returning JSON text, in double precision:
 //
 //   ropeAngles(options)   {head_dim, theta, positions: [p, ...]} -> {angles: [T][dh/2]}

@@ -1,4 +1,4 @@
-// The trace, the checks and the checkpoint export, for the trace viewer (W8): in the
+// The trace, the checks and the checkpoint export, for the trace viewer: in the
 // module attention_trace_viewer with attn diff (bindings_diff.cpp), loaded when a reader asks
 // for the page's own trace, saves the checkpoint or checks their tensors, so chapter 1's
 // module carries none of it. Each takes a JSON string and returns a JSON string
