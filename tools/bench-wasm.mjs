@@ -57,7 +57,7 @@ function parseArgs(argv) {
 
 // The options that make the wasm run the native report's cases with its policy.
 function optionsFromReport(report) {
-  const rows = report.rows.filter((r) => ['grouped', 'streaming', 'rows', 'reference'].includes(r.kernel));
+  const rows = report.rows.filter((r) => ['grouped', 'streaming', 'rows', 'steps', 'reference'].includes(r.kernel));
   const unique = (xs) => [...new Set(xs)];
   return {
     batch: report.shape.B, heads: report.shape.Hq, kv_heads: report.shape.Hkv, head_dim: report.shape.dh,
@@ -66,7 +66,7 @@ function optionsFromReport(report) {
     kernels: report.kernels.map((k) => k.name),
     warmup: report.policy.warmup, min_runs: report.policy.min_runs, max_runs: report.policy.max_runs,
     budget_ms: report.policy.budget_ms,
-    // The wasm32 heap stops at 2 GB; the reference holds 3 x [B, Hq, T, S] floats (1.6 GB at T = 2048).
+    // The wasm32 heap stops at 2 GB; the reference and v4 hold 3 x [B, Hq, T, S] floats (1.6 GB at T = 2048).
     reference_max_T: Math.min(report.policy.reference_max_T, 1024),
   };
 }

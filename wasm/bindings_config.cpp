@@ -13,7 +13,7 @@
 
 #include "build_info.hpp"
 #include "json_args.hpp"
-#include "lessons/cache_payload.hpp"
+#include "model/cache_payload.hpp"
 #include "model/model_config.hpp"
 
 namespace anatomy::wasm {

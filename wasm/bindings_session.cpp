@@ -20,7 +20,7 @@
 #include <xtensor/xview.hpp>
 
 #include "json_args.hpp"
-#include "lessons/cache_payload.hpp"
+#include "model/cache_payload.hpp"
 #include "model/forward.hpp"
 #include "ops/attention.hpp"
 #include "verify/trace.hpp"

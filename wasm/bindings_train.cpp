@@ -35,6 +35,7 @@
 #include "tokenizer/character_vocabulary.hpp"
 #include "train/train_steps.hpp"
 #include "train/trainer.hpp"
+#include "train/training_config.hpp"
 #include "verify/backend.hpp"
 
 namespace anatomy::wasm {
@@ -63,13 +64,14 @@ public:
             s.batch.repeat_fraction = number_option(o, "repeat_fraction", s.batch.repeat_fraction);
             s.peak_rate = number_option(o, "lr", s.peak_rate);
             s.warmup_steps = int_option(o, "warmup", s.warmup_steps);
-            ModelConfig config = tiny_config();
-            const int width = int_option(o, "hidden_size", config.hidden_size);
+            // The page offers two widths, each with a SwiGLU three times as wide.
+            const int width = int_option(o, "hidden_size", 32);
             if (width != 32 && width != 64) throw InputError("hidden_size must be 32 or 64");
-            config.hidden_size = width, config.head_dim = width / config.n_heads, config.ffn_size = 3 * width;
 
             // Built aside and kept only when all of it succeeds: a refused start leaves the last run as it was.
             auto tokenizer = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(character_tokenizer_json(text)));
+            const ModelConfig config = training_config(int(tokenizer->vocab_size()),
+                                                        {{"hidden_size", width}, {"intermediate_size", 3 * width}});
             TrainingText data = training_text(*tokenizer, text, s.batch.context);
             const std::size_t train = data.train.size(), heldout = data.heldout.size();
             auto trainer = std::make_unique<Trainer>(config, std::move(data), s);

@@ -22,7 +22,7 @@
 #include "../ops/rms_norm.hpp"
 #include "../ops/rope.hpp"
 #include "../ops/swiglu.hpp"
-#include "../pretrained/weight_view.hpp"
+#include "../parallel.hpp"
 #include "../tensor.hpp"
 #include "model_config.hpp"
 
@@ -53,7 +53,10 @@ struct LayerCapture {
 };
 
 // A projection with an [in, out] matrix:  x: [B, T, in], w: [in, out]  ->  [B, T, out].
-// (An [out, in] WeightView goes through weight_view.hpp's project, same call.)
+// (The pretrained model's [out, in] WeightView has its own project, in
+// pretrained/weight_view.hpp: the same call finds it where pretrained_forward.cpp
+// instantiates this file, by argument-dependent lookup, so the model folder
+// includes nothing from pretrained/.)
 template <typename Real>
 Tensor3<Real> project(const Tensor3<Real>& x, const Matrix<Real>& w, const ParallelFor&) {
     return linear(x, w);

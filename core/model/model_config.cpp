@@ -114,17 +114,6 @@ void require_valid(const ModelConfig& config) {
     if (!problem.empty()) throw InputError("invalid model config: " + problem);
 }
 
-std::string to_string(RopePairing pairing) {
-    return pairing == RopePairing::half_split ? "half_split" : "interleaved";
-}
-
-RopePairing rope_pairing_from_string(std::string_view text) {
-    if (text == "half_split") return RopePairing::half_split;
-    if (text == "interleaved") return RopePairing::interleaved;
-    throw InputError("unknown RoPE pairing '" + std::string(text) +
-                     "' (expected half_split or interleaved)");
-}
-
 nlohmann::json config_to_json(const ModelConfig& c) {
     return {
         {"name", c.name},

@@ -8,12 +8,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace anatomy {
+#include "../ops/rope.hpp"
 
-// How RoPE groups the channels of one head into rotated pairs.
-//   half_split:  channel i pairs with i + head_dim/2 (Llama / Hugging Face layout)
-//   interleaved: channel 2i pairs with 2i + 1 (the original RoFormer / Meta layout)
-enum class RopePairing { half_split, interleaved };
+namespace anatomy {
 
 struct ModelConfig {
     std::string name;
@@ -55,8 +52,6 @@ std::string config_problem(const ModelConfig& config);
 // Throws InputError with config_problem's message when it is not empty.
 void require_valid(const ModelConfig& config);
 
-std::string to_string(RopePairing pairing);
-RopePairing rope_pairing_from_string(std::string_view text);  // throws InputError
 
 nlohmann::json config_to_json(const ModelConfig& config);
 ModelConfig config_from_json(const nlohmann::json& json);  // throws InputError

@@ -1,10 +1,22 @@
 #include "rope.hpp"
 
 #include <cmath>
+#include <string>
 
 #include <xtensor/xmath.hpp>
 
 namespace anatomy {
+
+std::string to_string(RopePairing pairing) {
+    return pairing == RopePairing::half_split ? "half_split" : "interleaved";
+}
+
+RopePairing rope_pairing_from_string(std::string_view text) {
+    if (text == "half_split") return RopePairing::half_split;
+    if (text == "interleaved") return RopePairing::interleaved;
+    throw InputError("unknown RoPE pairing '" + std::string(text) +
+                     "' (expected half_split or interleaved)");
+}
 
 // [anatomy:rope]
 Matrix<double> rope_angles(const std::vector<std::int64_t>& positions, int head_dim, double theta) {

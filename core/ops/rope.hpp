@@ -1,11 +1,20 @@
 #pragma once
 
+#include <string>
+#include <string_view>
 #include <vector>
 
-#include "../model/model_config.hpp"
 #include "../tensor.hpp"
 
 namespace anatomy {
+
+// How RoPE groups the channels of one head into rotated pairs.
+//   half_split:  channel i pairs with i + head_dim/2 (Llama / Hugging Face layout)
+//   interleaved: channel 2i pairs with 2i + 1 (the original RoFormer / Meta layout)
+enum class RopePairing { half_split, interleaved };
+
+std::string to_string(RopePairing pairing);                    // "half_split" or "interleaved"
+RopePairing rope_pairing_from_string(std::string_view text);  // throws InputError
 
 // The rotation angle of channel pair i at position p: p * theta^(-2i / dh),
 // for i in [0, dh/2). Low pairs turn fast, high pairs slowly.

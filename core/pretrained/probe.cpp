@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "../build_info.hpp"
-#include "../lessons/cache_payload.hpp"
+#include "../model/cache_payload.hpp"
 #include "../lessons/head_patterns.hpp"
 #include "../nested_json.hpp"
 #include "../verify/check_suite.hpp"

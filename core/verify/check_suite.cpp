@@ -5,7 +5,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "../lessons/cache_payload.hpp"
+#include "../model/cache_payload.hpp"
 #include "compare.hpp"
 
 namespace anatomy {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "../lessons/cache_payload.hpp"
+#include "../model/cache_payload.hpp"
 #include "../ops/rope.hpp"
 #include "check_suite.hpp"
 #include "compare.hpp"

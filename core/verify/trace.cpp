@@ -2,7 +2,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "../lessons/cache_payload.hpp"
+#include "../model/cache_payload.hpp"
 #include "check_suite.hpp"
 
 namespace anatomy {

@@ -34,6 +34,7 @@
 #include "process_stats.hpp"
 #include "tokenizer/character_vocabulary.hpp"
 #include "train/trainer.hpp"
+#include "train/training_config.hpp"
 
 namespace anatomy::native {
 namespace {
@@ -58,35 +59,17 @@ std::string sha256_hex(const std::string& bytes) {
     return hex;
 }
 
-// The tiny preset, vocabulary `vocab_size`, with `overrides` (config.json keys) applied.
+// The tiny preset, vocabulary `vocab_size`, with --config's keys (inline JSON or a file) applied.
 ModelConfig model_config(const std::string& overrides, int vocab_size) {
-    ModelConfig tiny = tiny_config();
-    tiny.vocab_size = vocab_size;
-    nlohmann::json config = hf_config_json(tiny, DType::f32);
-    if (overrides.empty()) return config_from_hf_json(config);
+    if (overrides.empty()) return training_config(vocab_size, nlohmann::json::object());
     const std::size_t first = overrides.find_first_not_of(" \t\n");
     const bool inline_json = first != std::string::npos && (overrides[first] == '{' || overrides[first] == '[');
     const nlohmann::json patch = inline_json ? parse_json(overrides, "--config") : read_json_file(overrides);
     if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys, not " + json_kind(patch));
-    for (const auto& [key, value] : patch.items()) {
-        if (!config.contains(key)) throw InputError("--config: unknown config.json key '" + key + "'");
-        if (key == "vocab_size") throw InputError("--config: vocab_size comes from the text's characters");
-        if (key == "tie_word_embeddings" && value != true) throw InputError("--config: training needs a tied head");
-        // Each key keeps the kind of value the preset gives it: "64" is not a width.
-        const nlohmann::json& preset = config[key];
-        if (preset.is_number_integer() && !value.is_number_integer())
-            throw InputError("--config: " + key + " must be a whole number, not " + json_kind(value));
-        if (preset.is_number() && !value.is_number()) throw InputError("--config: " + key + " must be a number, not " + json_kind(value));
-        if (preset.is_string() && !value.is_string()) throw InputError("--config: " + key + " must be a string, not " + json_kind(value));
-        if (preset.is_boolean() && !value.is_boolean()) throw InputError("--config: " + key + " must be true or false, not " + json_kind(value));
-    }
-    config.merge_patch(patch);
-    if (!patch.contains("head_dim") && (patch.contains("hidden_size") || patch.contains("num_attention_heads")))
-        config["head_dim"] = config["hidden_size"].get<std::int64_t>() / std::max<std::int64_t>(1, config["num_attention_heads"].get<std::int64_t>());
     try {
-        return config_from_hf_json(config);
+        return training_config(vocab_size, patch);
     } catch (const InputError& e) {
-        throw InputError("--config " + json_text(patch) + ": " + e.what());
+        throw InputError(std::string("--config: ") + e.what());
     }
 }
 

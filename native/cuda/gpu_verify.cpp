@@ -20,7 +20,7 @@
 #include "cuda/gpu_forward.hpp"
 #include "cuda/gpu_kernel_checks.hpp"
 #include "cuda/gpu_runtime.hpp"
-#include "lessons/cache_payload.hpp"
+#include "model/cache_payload.hpp"
 #include "verify/check_suite.hpp"
 #include "verify/checks.hpp"
 #include "verify/compare.hpp"

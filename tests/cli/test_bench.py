@@ -39,8 +39,8 @@ class BenchCpuQuick(unittest.TestCase):
     def test_every_attention_row_validated_then_timed(self):
         rows = [r for r in self.report["rows"] if r["case"] not in ("model", "ceiling")]
         ours = [r for r in rows if r["kernel"] in OUR_KERNELS]
-        # 2 prefill + 2 decode cases x 4 kernels, 2 recompute cases x 3 kernels.
-        self.assertEqual(len(ours), 2 * 4 + 2 * 4 + 2 * 3)
+        # 2 prefill + 2 decode cases x 5 kernels, 2 recompute cases x 4 kernels.
+        self.assertEqual(len(ours), 2 * 5 + 2 * 5 + 2 * 4)
         for row in rows:
             with self.subTest(case=row["case"], T=row["T"], S=row["S"], kernel=row["kernel"]):
                 self.assertTrue(row["validation"]["passed"], row)

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "lessons/cache_payload.hpp"
+#include "model/cache_payload.hpp"
 #include "model/forward.hpp"
 #include "model/token_batch.hpp"
 #include "verify/checks.hpp"

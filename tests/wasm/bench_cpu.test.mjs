@@ -15,11 +15,11 @@ test('benchCpu quick: every attention row validated, then timed', async () => {
   assert.equal(report.error, undefined, report.error);
   assert.equal(report.build.platform, 'wasm');
   assert.equal(report.kernel_isa, 'wasm-simd128');
-  // The ceiling, then 2 prefill + 2 decode cases x 4 kernels, 2 recompute cases x 3 kernels.
+  // The ceiling, then 2 prefill + 2 decode cases x 5 kernels, 2 recompute cases x 4 kernels.
   const [ceiling, ...attention] = report.rows;
   assert.deepEqual([ceiling.case, ceiling.kernel], ['ceiling', 'multiply_add']);
   assert.ok(ceiling.gflops > 0);
-  assert.equal(attention.length, 2 * 4 + 2 * 4 + 2 * 3);
+  assert.equal(attention.length, 2 * 5 + 2 * 5 + 2 * 4);
   for (const row of attention) {
     const where = `${row.case} T=${row.T} S=${row.S} ${row.kernel}`;
     assert.ok(row.validation.passed, `${where}: ${JSON.stringify(row.validation)}`);

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "../model/model_config.hpp"
+#include "model_config.hpp"
 
 namespace anatomy {
 
