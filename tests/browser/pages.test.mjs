@@ -254,3 +254,20 @@ for (const pageName of pages) {
     });
   });
 }
+
+// The check above that no page asks another host can fail: a page that does is caught,
+// and the browser fails the request itself (harness.mjs's chromiumArgs), for a name and
+// for an address alike, so nothing leaves the machine.
+test('a request to another host fails in the browser and is reported', async () => {
+  const opened = await openPage(site.browser, site.url('index.html'));
+  try {
+    const outcomes = await opened.page.evaluate(async () => Promise.all(
+      ['http://example.com/x.js', 'http://203.0.113.7/x.wasm'].map((url) =>
+        fetch(url).then((response) => `answered ${response.status}`, (error) => `failed: ${error.name}`))));
+    assert.deepEqual(outcomes, ['failed: TypeError', 'failed: TypeError']);
+    assert.deepEqual(opened.problems.nonLocalRequests, ['GET http://example.com/x.js', 'GET http://203.0.113.7/x.wasm']);
+    assert.match(formatProblems(opened.problems), /nonLocalRequests: GET http:\/\/example\.com\/x\.js/);
+  } finally {
+    await opened.close();
+  }
+});

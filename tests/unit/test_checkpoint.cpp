@@ -8,6 +8,7 @@
 
 #include "checkpoint/hf_llama.hpp"
 #include "checkpoint/safetensors.hpp"
+#include "checkpoint/tensor_views.hpp"
 #include "model/forward.hpp"
 
 using namespace anatomy;

@@ -165,7 +165,7 @@ function modelGzipBytes(file) {
  * ready_at_ms} and what `measure(page, readyAt)` returns, or {skipped: why}.
  */
 async function coldLoad(browser, url, measure = async () => ({})) {
-  const opened = await openPage(browser, url, { blockNonLocal: false, initScript: watchFirstFigure });
+  const opened = await openPage(browser, url, { initScript: watchFirstFigure });
   try {
     const handle = await opened.page.waitForFunction(() => window.__pageSpeed, null, { timeout: 30000 }).catch(() => null);
     const result = handle ? await handle.jsonValue() : null;
@@ -247,7 +247,7 @@ async function measureScrolledThrough(site, size) {
   const gzipOf = new Map(size.wasm_js.files.map((f) => [f.file, f]));
   const pages = [];
   for (const page of fs.readdirSync(distDir()).filter((f) => f.endsWith('.html')).sort()) {
-    const opened = await openPage(site.browser, site.url(page), { blockNonLocal: false });
+    const opened = await openPage(site.browser, site.url(page));
     try {
       const fetched = async () => {
         const urls = await opened.page.evaluate(() => performance.getEntriesByType('resource').map((r) => r.name));
@@ -433,7 +433,7 @@ async function waitReady(page, name) {
 }
 
 async function measureExplorer(site) {
-  const opened = await openPage(site.browser, site.url('index.html'), { blockNonLocal: false });
+  const opened = await openPage(site.browser, site.url('index.html'));
   try {
     const state = await waitReady(opened.page, 'explorer');
     if (state.ready !== 'true') return { skipped: `explorer is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
@@ -448,7 +448,7 @@ async function measureExplorer(site) {
 }
 
 async function measureMaskGallery(site) {
-  const opened = await openPage(site.browser, site.url('notebook.html'), { blockNonLocal: false });
+  const opened = await openPage(site.browser, site.url('notebook.html'));
   try {
     const state = await waitReady(opened.page, 'mask-gallery');
     if (state.ready !== 'true') return { skipped: `mask-gallery is not ready (data-ready=${state.ready}${state.message ? `: ${state.message}` : ''})` };
