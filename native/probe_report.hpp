@@ -7,7 +7,7 @@
 
 namespace anatomy::native {
 
-// Prints the summary of a probe trace (as run_probe and the probe command fill it).
+// Prints the summary of a probe trace (probe_result_to_json, with the command's fields set).
 void print_probe_report(std::ostream& out, const nlohmann::json& trace);
 
 }  // namespace anatomy::native

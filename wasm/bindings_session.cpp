@@ -12,7 +12,7 @@
 // cache_bytes_fp32, keys: the layer-0 cache [Hkv][S][dh] (to show rows appended),
 // mask [T_new][S] (1 = visible), probabilities [L][Hq][T_new][S], cached_logits
 // [T_new][V], full_logits [T_new][V] (the same rows from a fresh full pass),
-// max_abs_diff, argmax_agrees} or {error}.
+// max_abs_diff (null when a value is not finite), argmax_agrees} or {error}.
 #include <algorithm>
 #include <vector>
 
@@ -23,6 +23,7 @@
 #include "model/cache_payload.hpp"
 #include "model/forward.hpp"
 #include "ops/attention.hpp"
+#include "verify/compare.hpp"
 #include "verify/trace.hpp"
 
 namespace anatomy::wasm {
@@ -85,16 +86,13 @@ private:
         const Matrix<float> full_new = new_rows;
         const Matrix<float> cached_new = xt::view(cached, 0);
 
-        double max_diff = 0;
+        const std::size_t V = full_new.shape(1);
         bool argmax_agrees = true;
         for (std::size_t t = 0; t < ids.size(); ++t) {
-            std::size_t best_cached = 0, best_full = 0;
-            for (std::size_t v = 0; v < full_new.shape(1); ++v) {
-                max_diff = std::max(max_diff, double(std::abs(cached_new(t, v) - full_new(t, v))));
-                if (cached_new(t, v) > cached_new(t, best_cached)) best_cached = v;
-                if (full_new(t, v) > full_new(t, best_full)) best_full = v;
-            }
-            argmax_agrees = argmax_agrees && best_cached == best_full;
+            const float* cached_row = &cached_new(t, 0);
+            const float* full_row = &full_new(t, 0);
+            argmax_agrees = argmax_agrees && std::max_element(cached_row, cached_row + V) - cached_row ==
+                                                 std::max_element(full_row, full_row + V) - full_row;
         }
 
         json probabilities = json::array();  // [L][Hq][T_new][S]
@@ -114,7 +112,7 @@ private:
             {"probabilities", probabilities},
             {"cached_logits", to_nested_json(cached_new)},
             {"full_logits", to_nested_json(full_new)},
-            {"max_abs_diff", max_diff},
+            {"max_abs_diff", max_abs_diff(cached_new, full_new)},
             {"argmax_agrees", argmax_agrees},
         };
     }

@@ -197,7 +197,7 @@ public:
             request.bos_id = tokenizer_.bos_id();
             request.head_patterns = bool_option(options, "head_patterns", false);
             PretrainedBackend backend(*model_, DType::f32);
-            return run_probe(*model_, tokenizer_, request, backend);
+            return probe_result_to_json(run_probe(*model_, tokenizer_, request, backend));
         });
     }
 

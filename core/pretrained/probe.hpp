@@ -7,16 +7,16 @@
 //   4. the top next tokens, and a greedy continuation decoded through the cache;
 //   5. on request, each head's pattern scores (previous token, first token, self,
 //      induction) from two more passes (lessons/head_patterns.hpp).
-// The result is a trace (docs/trace-schema.md) with the probe's fields added.
+// The result is a ProbeResult (probe_result.hpp), which probe_result_to_json writes
+// as a trace (docs/trace-schema.md) with the probe's fields.
 #pragma once
 
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "../tokenizer/llama_tokenizer.hpp"
 #include "pretrained_backend.hpp"
+#include "probe_result.hpp"
 
 namespace anatomy {
 
@@ -54,25 +54,16 @@ std::vector<std::int32_t> prompt_ids(const LlamaTokenizer& tokenizer, std::strin
 // the tokenizer does not have (a model vocabulary padded beyond the tokenizer's).
 std::string token_text(const LlamaTokenizer& tokenizer, std::int32_t id);
 
-// One candidate next token: its id, its probability (softmax of the logits row, in
-// double) and its logit.
-struct TokenChoice {
-    std::int32_t id = 0;
-    double probability = 0;
-    float logit = 0;
-};
-
 // The k most likely tokens of one logits row [V], most likely first (the lower id on a tie).
 std::vector<TokenChoice> top_next_tokens(const float* logits, std::size_t V, std::size_t k);
 
-// Runs the probe on request.ids (1 to max_probe_tokens ids) and returns the trace;
-// `backend` computes every forward (a PretrainedBackend over `model` when not given,
-// with request.cache_dtype; natively, the GPU's: native/cuda/gpu_probe.cpp).
-// Fields only the caller knows are left for it to fill: weights, probe.model,
-// probe.prompt, probe.device, probe.software, and the load time and memory in probe.timing.
-nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request,
-                         Backend& backend);
-nlohmann::json run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request);
+// Runs the probe on request.ids (1 to max_probe_tokens ids); `backend` computes
+// every forward (a PretrainedBackend over `model` when not given, with
+// request.cache_dtype; natively, the GPU's: native/cuda/gpu_probe.cpp). The
+// caller's fields are left empty for it to fill.
+ProbeResult run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request,
+                      Backend& backend);
+ProbeResult run_probe(const PretrainedModel& model, const LlamaTokenizer& tokenizer, const ProbeRequest& request);
 
 // The longest prompt the probe takes: the trace holds L x Hq x T^2 probabilities
 // (22 x 32 x 256^2 is 46 million numbers, several hundred MB of JSON).

@@ -81,6 +81,11 @@ std::int32_t special_id(const char* field, std::int32_t id, const std::string& p
     return id;
 }
 
+// "MAJOR.MINOR.PATCH"
+std::string library_version(int major, int minor, int patch) {
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
 int run_probe_command(const ProbeOptions& o) {
     const auto started = std::chrono::steady_clock::now();
     const int device = parse_device_flag(o.device);  // -1: the CPU
@@ -153,39 +158,34 @@ int run_probe_command(const ProbeOptions& o) {
     request.cache_dtype = precision == WeightPrecision::float32 ? DType::f32 : DType::bf16;
     request.head_patterns = o.head_patterns;
     request.bos_id = bos;
-    nlohmann::json trace = device < 0 ? run_probe(model, tokenizer, request)
-                                      : run_probe_on_gpu(device, model, tokenizer, request);
+    ProbeResult result = device < 0 ? run_probe(model, tokenizer, request) : run_probe_on_gpu(device, model, tokenizer, request);
 
-    const BuildInfo build = build_info();
-    const std::array<double, 3> load = load_average();
-    nlohmann::json& probe = trace["probe"];
-    trace["weights"] = {{"source", "checkpoint"}, {"path", o.model}};
-    probe["model"] = {{"path", o.model},
-                      {"name", config.name},
-                      {"architectures", info.architectures},
-                      {"torch_dtype", info.torch_dtype},
-                      {"bos_token_id", bos},
-                      {"eos_token_ids", eos_ids},
-                      {"tokenizer_pieces", tokenizer.vocab_size()},
-                      {"trained_positions", checkpoint.trained_positions ? nlohmann::json(*checkpoint.trained_positions) : nlohmann::json(nullptr)},
-                      {"shards", checkpoint.files.size()}};
-    probe["prompt"] = !o.tokens_given ? nlohmann::json{{"source", "text"}, {"text", text}, {"chat", o.chat}, {"default", !o.prompt_given}}
-                                       : nlohmann::json{{"source", "ids"}, {"ids", o.tokens}};
-    if (device < 0)  // the GPU's facts are already there
-        probe["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", cpu_threads()}, {"threads_used", threads}};
-    probe["software"] = {{"project_version", build.project_version},
-                         {"compiler", build.compiler},
-                         {"platform", build.platform},
-                         {"cxx_standard", long(__cplusplus)},
-                         {"nlohmann_json", std::to_string(NLOHMANN_JSON_VERSION_MAJOR) + "." + std::to_string(NLOHMANN_JSON_VERSION_MINOR) +
-                                               "." + std::to_string(NLOHMANN_JSON_VERSION_PATCH)},
-                         {"xtensor", std::to_string(XTENSOR_VERSION_MAJOR) + "." + std::to_string(XTENSOR_VERSION_MINOR) + "." +
-                                         std::to_string(XTENSOR_VERSION_PATCH)}};
-    nlohmann::json& timing = probe["timing"];
-    timing["load_seconds"] = load_seconds;
-    timing["peak_rss_bytes"] = peak_rss_bytes();
-    timing["load_average"] = load;
-    timing["total_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ProbeCheckpoint& model_facts = result.checkpoint.emplace();
+    model_facts.path = o.model;
+    model_facts.name = config.name;
+    model_facts.architectures = info.architectures;
+    model_facts.torch_dtype = info.torch_dtype;
+    model_facts.bos_token_id = bos;
+    model_facts.eos_token_ids = eos_ids;
+    model_facts.tokenizer_pieces = tokenizer.vocab_size();
+    model_facts.trained_positions = checkpoint.trained_positions;
+    model_facts.shards = checkpoint.files.size();
+    ProbePrompt& prompt = result.prompt.emplace();
+    prompt.from_ids = o.tokens_given;
+    if (o.tokens_given) {
+        prompt.ids = o.tokens;
+    } else {
+        prompt.text = text;
+        prompt.chat = o.chat;
+        prompt.is_default = !o.prompt_given;
+    }
+    if (device < 0) result.cpu = ProbeCpu{cpu_name(), cpu_threads(), threads};  // the GPU's probe fills its own
+    result.software = ProbeSoftware{build_info(), long(__cplusplus),
+                                    library_version(NLOHMANN_JSON_VERSION_MAJOR, NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH),
+                                    library_version(XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH)};
+    result.process = ProbeProcess{load_seconds, peak_rss_bytes(), load_average(),
+                                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()};
+    const nlohmann::json trace = probe_result_to_json(result);
 
     print_probe_report(std::cout, trace);
     if (trace_file) {
@@ -193,7 +193,7 @@ int run_probe_command(const ProbeOptions& o) {
         trace_file->commit();
         std::cout << "Trace written to " << o.output << "\n";
     }
-    return trace["all_checks_passed"].get<bool>() ? 0 : 1;
+    return all_passed(result.checks) ? 0 : 1;
 }
 
 }  // namespace

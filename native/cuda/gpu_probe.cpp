@@ -8,24 +8,22 @@
 #include "cuda/gpu_verify.hpp"
 
 namespace anatomy::native {
-nlohmann::json run_probe_on_gpu(int device, const PretrainedModel& model, const LlamaTokenizer& tokenizer,
-                                const ProbeRequest& request) {
+ProbeResult run_probe_on_gpu(int device, const PretrainedModel& model, const LlamaTokenizer& tokenizer,
+                             const ProbeRequest& request) {
     require_gpu_device(device);
     const gpu::GpuRuntime runtime(device);
     const int capacity = int(request.ids.size()) + std::max(request.generate, 0);
     const gpu::GpuModel uploaded = gpu::upload_model(model);
     gpu::GpuBackend backend(runtime, uploaded, capacity);
-    nlohmann::json trace = run_probe(model, tokenizer, request, backend);
-    nlohmann::json& probe = trace["probe"];
-    probe["device"] = gpu::gpu_info_to_json(runtime.info());
-    probe["precision"]["activations"] = "float32";
-    probe["precision"]["note"] =
+    ProbeResult result = run_probe(model, tokenizer, request, backend);
+    result.gpu = gpu::gpu_info_to_json(runtime.info());
+    result.precision_note =
         model.precision == WeightPrecision::float32
             ? "on the GPU: weights widened to float32 and uploaded in their [out, in] layout; float32 throughout "
               "(cuBLAS SGEMM without TF32, float32 KV cache)"
             : "on the GPU: weights rounded to bfloat16 once, then held as float32 (the same values); activations, "
               "accumulation, softmax and the KV cache in float32";
-    return trace;
+    return result;
 }
 
 }  // namespace anatomy::native

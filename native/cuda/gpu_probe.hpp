@@ -7,17 +7,15 @@
 // otherwise (which refuses with one line).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "pretrained/probe.hpp"
 
 namespace anatomy::native {
 
-// The probe's trace from device `device`, with probe.device (the GPU's name,
+// The probe's result from device `device`, with result.gpu (the GPU's name,
 // compute capability, memory, driver and runtime versions) and the GPU's
-// precision filled in. Throws InputError when this build has no CUDA or there is
-// no such device, CudaError when a CUDA call fails.
-nlohmann::json run_probe_on_gpu(int device, const PretrainedModel& model, const LlamaTokenizer& tokenizer,
-                                const ProbeRequest& request);
+// precision note filled in. Throws InputError when this build has no CUDA or
+// there is no such device, CudaError when a CUDA call fails.
+ProbeResult run_probe_on_gpu(int device, const PretrainedModel& model, const LlamaTokenizer& tokenizer,
+                             const ProbeRequest& request);
 
 }  // namespace anatomy::native

@@ -4,7 +4,7 @@
 
 namespace anatomy::native {
 
-nlohmann::json run_probe_on_gpu(int device, const PretrainedModel&, const LlamaTokenizer&, const ProbeRequest&) {
+ProbeResult run_probe_on_gpu(int device, const PretrainedModel&, const LlamaTokenizer&, const ProbeRequest&) {
     require_gpu_device(device);
     return {};
 }

@@ -150,7 +150,7 @@ TEST_CASE("the probe's checks fail on a checkpoint with a NaN weight, and its tr
         const std::vector<std::uint8_t> bytes = hf_safetensors(*model, DType::f32);
         const SafetensorsView view = SafetensorsView::parse(bytes.data(), bytes.size());
         const PretrainedModel pretrained = pretrained_from_hf(model->config, {&view}, "ck", WeightPrecision::float32);
-        const nlohmann::json trace = run_probe(pretrained, tokenizer, request);
+        const nlohmann::json trace = probe_result_to_json(run_probe(pretrained, tokenizer, request));
         const bool is_clean = model == &clean;
         CHECK(trace["all_checks_passed"].get<bool>() == is_clean);
         for (const nlohmann::json& check : trace["checks"]) {

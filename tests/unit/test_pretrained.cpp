@@ -359,7 +359,8 @@ TEST_CASE("the probe's trace has the trace fields, the probe fields, and passing
     request.generate = 5;
     request.stop_ids = {};
     request.cache_dtype = DType::bf16;
-    const nlohmann::json trace = run_probe(m, tokenizer, request);
+    ProbeResult result = run_probe(m, tokenizer, request);
+    const nlohmann::json trace = probe_result_to_json(result);
 
     const std::size_t T = prompt.size(), L = 2, H = 8, V = 400;
     CHECK(trace["kind"] == "attention-anatomy-trace");
@@ -402,7 +403,35 @@ TEST_CASE("the probe's trace has the trace fields, the probe fields, and passing
 
     // Stopping: an EOS list holding the first greedy token ends the continuation there.
     request.stop_ids = {probe["top_next"][0]["id"].get<std::int32_t>()};
-    const nlohmann::json stopped = run_probe(m, tokenizer, request);
+    const nlohmann::json stopped = probe_result_to_json(run_probe(m, tokenizer, request));
     CHECK(stopped["probe"]["continuation"]["ids"].size() == 1);
     CHECK(stopped["probe"]["continuation"]["stopped_at_eos"] == true);
+
+    // The trace is the result written out; the caller's fields appear only once set.
+    CHECK(trace["probe"]["cached_vs_full"]["max_abs_diff"] == result.cached_vs_full.max_abs_diff);
+    CHECK(trace["sink_stats"] == nlohmann::json(result.sinks.heads));
+    CHECK(trace["probe"]["continuation"]["ids"] == nlohmann::json(result.continuation.ids));
+    CHECK(trace["probe"]["precision"]["note"] == nlohmann::json(result.precision_note));
+    for (const char* field : {"model", "prompt", "device", "software"}) CHECK_FALSE(trace["probe"].contains(field));
+    CHECK_FALSE(trace.contains("weights"));
+    CHECK_FALSE(trace["probe"]["timing"].contains("load_seconds"));
+    ProbeCheckpoint& checkpoint = result.checkpoint.emplace();
+    checkpoint.path = "ck";
+    checkpoint.eos_token_ids = {2};
+    ProbePrompt& given = result.prompt.emplace();
+    given.from_ids = true;
+    given.ids = "1,17,300";
+    result.cpu = ProbeCpu{"a CPU", 8, 2};
+    result.process = ProbeProcess{0.5, 1000, {1, 2, 3}, 2.5};
+    const nlohmann::json filled = probe_result_to_json(result);
+    CHECK(filled["weights"] == nlohmann::json{{"source", "checkpoint"}, {"path", "ck"}});
+    CHECK(filled["probe"]["model"]["trained_positions"].is_null());
+    CHECK(filled["probe"]["model"]["eos_token_ids"] == nlohmann::json::array({2}));
+    CHECK(filled["probe"]["prompt"] == nlohmann::json{{"source", "ids"}, {"ids", "1,17,300"}});
+    CHECK(filled["probe"]["device"] == nlohmann::json{{"kind", "cpu"}, {"name", "a CPU"}, {"hardware_threads", 8}, {"threads_used", 2}});
+    CHECK(filled["probe"]["timing"]["load_average"] == nlohmann::json::array({1.0, 2.0, 3.0}));
+    CHECK(filled["probe"]["timing"]["total_seconds"] == 2.5);
+    // A GPU's facts are the device, whatever else is set.
+    result.gpu = {{"kind", "cuda"}, {"index", 0}};
+    CHECK(probe_result_to_json(result)["probe"]["device"] == result.gpu);
 }
