@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../build_info.hpp"
-#include "../lessons/cache_payload.hpp"
+#include "../model/cache_payload.hpp"
 #include "../lessons/head_patterns.hpp"
 #include "../non_finite.hpp"
 #include "../tensor.hpp"
@@ -59,7 +59,7 @@ struct ProbeCache {
     DType dtype = DType::f32;
     std::int64_t tokens = 0;       // positions held
     std::size_t total_bytes = 0;   // keys and values of every layer, as the backend stores them
-    CachePayload payload;          // per token (lessons/cache_payload.hpp)
+    CachePayload payload;          // per token (model/cache_payload.hpp)
 };
 
 // 3. Attention sinks: sink[l][h] = mean over queries t in [queries_from, T) of probs[0, h, t, 0].

@@ -184,7 +184,7 @@ export interface StepReport {
   probabilities: number[][][][];  // [L][Hq][T_new][S]
   cached_logits: number[][];    // [T_new][V]
   full_logits: number[][];      // [T_new][V]
-  max_abs_diff: number;
+  max_abs_diff: number | null;  // null: a value that is not finite on either side (an infinite error)
   argmax_agrees: boolean;
 }
 

@@ -16,8 +16,15 @@ export function argmax(row: number[]): number {
   return best;
 }
 
-function formatDiff(diff: number): string {
+/** The core reports a difference that is not finite (a NaN or an infinity on either side) as null. */
+function formatDiff(diff: number | null): string {
+  if (diff === null) return 'not finite';
   return diff === 0 ? '0' : diff.toExponential(2);
+}
+
+/** A step passes when its difference is finite and within the tolerance, and the argmax agrees. */
+export function stepPasses(report: Pick<StepReport, 'max_abs_diff' | 'argmax_agrees'>): boolean {
+  return report.max_abs_diff !== null && report.max_abs_diff <= tolerance && report.argmax_agrees;
 }
 
 /** Position, cache rows, shape and size, the tokens so far and the greedy next token. */
@@ -103,7 +110,7 @@ export class StepCheck {
 
   /** Shows the step's verdict and appends its row; `decoded`: how many decode steps so far. */
   show(report: StepReport, decoded: number): void {
-    const pass = report.max_abs_diff <= tolerance && report.argmax_agrees;
+    const pass = stepPasses(report);
     this.root.hidden = false;
     this.verdict.textContent = pass ? 'PASS' : 'FAIL';
     this.verdict.className = `kv-badge ${pass ? 'pass' : 'fail'}`;
