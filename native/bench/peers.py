@@ -29,6 +29,11 @@ import time
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
+# A machine may pin OpenBLAS to an older core type or a small L2 (OPENBLAS_CORETYPE,
+# OPENBLAS_L2_SIZE), which slows NumPy and PyTorch: the peers run with OpenBLAS's own
+# choice, as on a machine without them. Removed before NumPy loads OpenBLAS.
+for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(var, None)
 
 PEER_TOLERANCE = 1e-4
 
