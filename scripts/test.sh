@@ -21,11 +21,12 @@ if [ -d build/cuda ] && grep -q "ANATOMY_CUDA:BOOL=ON" build/cuda/CMakeCache.txt
   ctest --preset cuda -L '^gpu$' --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
 fi
 
-# The native suite runs one test at a time: its browser tests run alone anyway (RUN_SERIAL,
-# tests/browser/CMakeLists.txt: several time the page's responsiveness), and on 2 cores
-# ctest -j2 took as long (492 s against 470) as the others slowed each other down.
+# The browser tests run one at a time, alone (several time the page's responsiveness);
+# the rest two at a time, as many of them wait on the processes they start.
 echo "== tests: native"
-ctest --preset native
+ctest --preset native -LE browser -j 2
+echo "== tests: native, the page in Chromium"
+ctest --preset native -L browser
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # Tests of the page and of the wasm modules run no native code, the fuzzer has its
 # own AddressSanitizer build, the large probe is the small one at 400 MB, gpu-prepare
