@@ -65,7 +65,6 @@ ModelConfig model_config(const std::string& overrides, int vocab_size) {
     const std::size_t first = overrides.find_first_not_of(" \t\n");
     const bool inline_json = first != std::string::npos && (overrides[first] == '{' || overrides[first] == '[');
     const nlohmann::json patch = inline_json ? parse_json(overrides, "--config") : read_json_file(overrides);
-    if (!patch.is_object()) throw InputError("--config must be a JSON object of config.json keys, not " + json_kind(patch));
     try {
         return training_config(vocab_size, patch);
     } catch (const InputError& e) {
