@@ -1,17 +1,33 @@
 #include "matmul.hpp"
 
+#include <cstring>
+
 namespace anatomy {
 namespace {
 
 // Lanes of a GCC/Clang vector type, `bytes` wide (64: 16 floats): each lane operation
 // is the ordinary IEEE one, so a vector of sums rounds exactly as the same sums one
 // by one would. Written out because the compilers' own vectorisation of the block
-// below spilled registers and shuffled (measured: 2x slower). `aligned` lets a
-// vector be loaded from any element's address and `may_alias` from an array of its
-// elements. Where the target's vectors are narrower (wasm's 16 bytes) the compiler
-// splits each operation into several.
+// below spilled registers and shuffled (measured: 2x slower). Where the target's
+// vectors are narrower (wasm's 16 bytes) the compiler splits each operation into several.
 template <typename Real, std::size_t bytes>
-using Lanes [[gnu::vector_size(bytes), gnu::aligned(alignof(Real)), gnu::may_alias]] = Real;
+using Lanes [[gnu::vector_size(bytes)]] = Real;
+
+// A vector from, and to, any element's address: memcpy is the one way to load a vector
+// from an address not aligned to its size that both GCC and Clang accept (Clang keeps a
+// vector type's full alignment even where an `aligned` attribute asks for less, and its
+// UndefinedBehaviorSanitizer reports the load); either compiles it to one unaligned load.
+template <typename Vector, typename Real>
+Vector load_lanes(const Real* from) {
+    Vector lanes;
+    std::memcpy(&lanes, from, sizeof(Vector));
+    return lanes;
+}
+
+template <typename Vector, typename Real>
+void store_lanes(Real* to, const Vector& lanes) {
+    std::memcpy(to, &lanes, sizeof(Vector));
+}
 
 // The block's shape per target (the bits are the same for any): natively eight rows
 // by 64-byte vectors; in wasm, whose vectors are 16 bytes and whose engines keep 16
@@ -36,17 +52,17 @@ void block(const Real* a, Strides a_at, const Real* b, Real* out, std::size_t K,
     constexpr std::size_t width = bytes / sizeof(Real);
     Vector sum[block_rows][vectors];
     for (std::size_t i = 0; i < block_rows; ++i)
-        for (std::size_t v = 0; v < vectors; ++v) sum[i][v] = *reinterpret_cast<const Vector*>(out + i * N + v * width);
+        for (std::size_t v = 0; v < vectors; ++v) sum[i][v] = load_lanes<Vector>(out + i * N + v * width);
     for (std::size_t k = 0; k < K; ++k) {
         Vector b_k[vectors];
-        for (std::size_t v = 0; v < vectors; ++v) b_k[v] = *reinterpret_cast<const Vector*>(b + k * N + v * width);
+        for (std::size_t v = 0; v < vectors; ++v) b_k[v] = load_lanes<Vector>(b + k * N + v * width);
         for (std::size_t i = 0; i < block_rows; ++i) {
             const Real a_ik = a[i * a_at.row + k * a_at.col];
             for (std::size_t v = 0; v < vectors; ++v) sum[i][v] += a_ik * b_k[v];
         }
     }
     for (std::size_t i = 0; i < block_rows; ++i)
-        for (std::size_t v = 0; v < vectors; ++v) *reinterpret_cast<Vector*>(out + i * N + v * width) = sum[i][v];
+        for (std::size_t v = 0; v < vectors; ++v) store_lanes(out + i * N + v * width, sum[i][v]);
 }
 
 // Any block size (the edges): the same additions, in the same order, lane by lane.

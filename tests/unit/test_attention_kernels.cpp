@@ -71,7 +71,9 @@ TEST_CASE("every kernel equals the reference attention within twice the fp32 ref
                                                           Tensor4<double>(xt::cast<double>(v)));
         const double reference_error = max_error(attention_reference(q, k, v), exact);
         const double tolerance = attention_tolerance(reference_error, kCpuToleranceFloor);
-        for (const auto& [name, kernel] : kernels) {
+        for (const auto& named_kernel : kernels) {
+            const char* name = named_kernel.first;
+            const Kernel kernel = named_kernel.second;
             INFO(name, " B=", c.B, " Hq=", c.Hq, " Hkv=", c.Hkv, " T=", c.T, " S=", c.S, " dh=", c.dh);
             const Tensor4<float> out = kernel(q, k, v);
             REQUIRE(out.shape() == std::array<std::size_t, 4>{c.B, c.Hq, c.T, c.dh});
