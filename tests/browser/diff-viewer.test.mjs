@@ -83,7 +83,7 @@ function numpySlice(file, name, b, h) {
 
 /** Chapter 1 with trace-viewer built; with `everyWidget`, every other widget too (each scrolled past). */
 async function openTraceViewer(t, { everyWidget = false } = {}) {
-  const opened = await openPage(site.browser, site.url('index.html'));
+  const opened = await openPage(site.browser, site.url('index.html'), { fresh: true });  // nothing cached: it watches the requests
   t.after(opened.close);
   const requests = [];
   opened.page.on('request', (request) => requests.push(request.url()));

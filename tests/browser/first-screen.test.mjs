@@ -53,7 +53,7 @@ for (const [pageName, patternName] of [['index.html', 'previous_token'], ['noteb
     const strongest = record.head_patterns.patterns.find((p) => p.name === patternName).strongest;
     assert.deepEqual([0, host.head], [strongest.layer, strongest.head], `the record's strongest ${patternName} head`);
 
-    const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800 });
+    const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800, fresh: true });
     t.after(close);
     await ready(page);
     const summary = await page.getByTestId('first-screen-summary').textContent();
@@ -68,7 +68,7 @@ for (const [pageName, patternName] of [['index.html', 'previous_token'], ['noteb
 
 for (const view of [{ width: 1280, height: 800 }, { width: 360, height: 740 }]) {
   test(`at ${view.width} px the figure is on the first screen, drawn before any other widget's code or the core is fetched`, async (t) => {
-    const { page, problems, close } = await openPage(site.browser, site.url('index.html'), view);
+    const { page, problems, close } = await openPage(site.browser, site.url('index.html'), { ...view, fresh: true });
     t.after(close);
     await ready(page);
     await page.waitForTimeout(500);  // anything the page would fetch eagerly has started by now
@@ -88,7 +88,7 @@ for (const view of [{ width: 1280, height: 800 }, { width: 360, height: 740 }]) 
 
 for (const pageName of ['index.html', 'notebook.html']) {
   test(`${pageName}: the figure is built from what the head started while the page parsed, each file fetched once`, async (t) => {
-    const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800 });
+    const { page, problems, close } = await openPage(site.browser, site.url(pageName), { width: 1280, height: 800, fresh: true });
     t.after(close);
     await ready(page);
     const { left, started, resources } = await page.evaluate(() => ({
@@ -109,7 +109,7 @@ for (const pageName of ['index.html', 'notebook.html']) {
 }
 
 test('the figure follows the pointer and the keyboard, and refuses text it cannot read', async (t) => {
-  const { page, problems, close } = await openPage(site.browser, site.url('index.html'));
+  const { page, problems, close } = await openPage(site.browser, site.url('index.html'), { fresh: true });
   t.after(close);
   await ready(page);
   const readout = page.getByTestId('first-screen-readout');
@@ -145,7 +145,7 @@ test('the figure follows the pointer and the keyboard, and refuses text it canno
 });
 
 test('when its weights cannot be fetched, the figure says so and the rest of the page still builds', async (t) => {
-  const { page, close } = await openPage(site.browser, site.url('index.html'));
+  const { page, close } = await openPage(site.browser, site.url('index.html'), { fresh: true });
   t.after(close);
   await page.route('**/first-layer.safetensors', (route) => route.abort());
   await page.reload();
@@ -191,7 +191,7 @@ for (const pageName of ['index.html', 'notebook.html']) {
   test(`${pageName}: the figure is drawn while the rest of the page is still arriving, and the rest is built after`, async (t) => {
     const held = await heldPageServer(pageName);
     t.after(held.close);
-    const { page, problems, close } = await openPage(site.browser, held.url, { width: 1280, height: 800, waitUntil: 'commit' });
+    const { page, problems, close } = await openPage(site.browser, held.url, { width: 1280, height: 800, waitUntil: 'commit', fresh: true });
     t.after(close);
     // Only the head and the first screen have arrived: the page's script must already run.
     const drawn = await page.waitForFunction(() => document.querySelector('[data-widget="first-screen"]')?.dataset.ready === 'true'

@@ -13,9 +13,14 @@
 //   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above
 //
 // One page
-//   openPage(browser, url, { width = 1280, height = 800, initScript, waitUntil })
+//   openPage(browser, url, { width = 1280, height = 800, initScript, waitUntil, fresh })
 //                                  -> { page, context, problems, close() }
-//                                  A new browser context per page (nothing cached). problems
+//                                  A page another test closed, its storage cleared and its
+//                                  listeners removed, or a new browser context (nothing
+//                                  cached) with fresh: true, with an initScript, or when no
+//                                  page is free; a test that watches the page's requests
+//                                  (they may come from the cache) or adds listeners of its
+//                                  own asks for fresh. problems
 //                                  collects, from before navigation on:
 //                                    consoleErrors    console messages of level error
 //                                    consoleWarnings  level warning (reported, not failed on)
@@ -228,30 +233,81 @@ function isLocal(url) {
   return hostname === '127.0.0.1';
 }
 
-export async function openPage(browser, url, { width = 1280, height = 800, initScript, waitUntil = 'load' } = {}) {
+// Pages closed by a test wait here, per browser, to be opened again: starting a page's
+// renderer and compiling the site's wasm in it took about half of each page's CPU time
+// (index.html: 6.3 core-seconds in a new context, 2.9 in a page that had shown the site
+// before), and the browser tests together ran close to 2 cores. A page is reused only
+// after its routes are removed, its storage cleared and it has left the site (about:blank).
+const idlePages = new WeakMap();  // Browser -> [{ context, page }]
+
+async function takePage(browser, { width, height, initScript, fresh }) {
+  const idle = idlePages.get(browser) ?? [];
+  idlePages.set(browser, idle);
+  if (!fresh && !initScript) {
+    while (idle.length) {
+      const entry = idle.pop();
+      if (entry.page.isClosed()) continue;
+      await entry.page.setViewportSize({ width, height });
+      return { ...entry, reusable: true };
+    }
+  }
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, serviceWorkers: 'block' });
   if (initScript) await context.addInitScript(initScript);
+  return { context, page: await context.newPage(), reusable: !fresh && !initScript };
+}
+
+async function givePageBack(browser, { context, page, reusable }) {
+  if (reusable && !page.isClosed()) {
+    try {
+      await page.unrouteAll({ behavior: 'ignoreErrors' });  // a test's page.route goes with it
+      await page.evaluate(() => {
+        localStorage.clear();
+        sessionStorage.clear();
+      });
+      await page.goto('about:blank', { timeout: 5000 });
+      await context.clearCookies();
+      idlePages.get(browser)?.push({ context, page });
+      return;
+    } catch {
+      // A page that cannot be cleared or leave the site is not reused.
+    }
+  }
+  await context.close();
+}
+
+export async function openPage(browser, url, { width = 1280, height = 800, initScript, waitUntil = 'load', fresh = false } = {}) {
+  const taken = await takePage(browser, { width, height, initScript, fresh });
+  const { context, page } = taken;
   const problems = { consoleErrors: [], consoleWarnings: [], pageErrors: [], failedRequests: [], nonLocalRequests: [] };
-  const page = await context.newPage();
-  page.on('console', (message) => {
-    const where = message.location()?.url ? ` (${message.location().url}:${message.location().lineNumber})` : '';
-    if (message.type() === 'error') problems.consoleErrors.push(message.text() + where);
-    else if (message.type() === 'warning') problems.consoleWarnings.push(message.text() + where);
-  });
-  page.on('pageerror', (error) => problems.pageErrors.push(error.stack || String(error)));
-  page.on('request', (request) => {
-    if (!isLocal(request.url())) problems.nonLocalRequests.push(`${request.method()} ${request.url()}`);
-  });
-  page.on('websocket', (socket) => {
-    if (!isLocal(socket.url())) problems.nonLocalRequests.push(`WebSocket ${socket.url()}`);
-  });
-  page.on('requestfailed', (request) =>
-    problems.failedRequests.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? 'failed'}`));
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.failedRequests.push(`${response.request().method()} ${response.url()}: HTTP ${response.status()}`);
-  });
+  const listeners = {
+    console: (message) => {
+      const where = message.location()?.url ? ` (${message.location().url}:${message.location().lineNumber})` : '';
+      if (message.type() === 'error') problems.consoleErrors.push(message.text() + where);
+      else if (message.type() === 'warning') problems.consoleWarnings.push(message.text() + where);
+    },
+    pageerror: (error) => problems.pageErrors.push(error.stack || String(error)),
+    request: (request) => {
+      if (!isLocal(request.url())) problems.nonLocalRequests.push(`${request.method()} ${request.url()}`);
+    },
+    websocket: (socket) => {
+      if (!isLocal(socket.url())) problems.nonLocalRequests.push(`WebSocket ${socket.url()}`);
+    },
+    requestfailed: (request) =>
+      problems.failedRequests.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? 'failed'}`),
+    response: (response) => {
+      if (response.status() >= 400) problems.failedRequests.push(`${response.request().method()} ${response.url()}: HTTP ${response.status()}`);
+    },
+  };
+  for (const [event, listener] of Object.entries(listeners)) page.on(event, listener);
   await page.goto(url, { waitUntil });
-  return { page, context, problems, close: () => context.close() };
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    for (const [event, listener] of Object.entries(listeners)) page.off(event, listener);
+    await givePageBack(browser, taken);
+  };
+  return { page, context, problems, close };
 }
 
 export function formatProblems(problems) {

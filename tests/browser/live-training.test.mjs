@@ -55,7 +55,7 @@ const steps = (page) => number(page, '[data-testid="live-training-speed"]', 'dat
 
 async function openTrainer(t, options = {}) {
   const requests = [];
-  const opened = await openPage(site.browser, site.url('index.html'), options);
+  const opened = await openPage(site.browser, site.url('index.html'), { ...options, fresh: true });  // nothing cached: it watches the requests
   t.after(opened.close);
   opened.page.on('request', (request) => requests.push(request.url()));
   const widgets = await waitForWidgets(opened.page);

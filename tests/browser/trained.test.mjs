@@ -70,7 +70,7 @@ async function worstDifference(page, trace) {
 /** Chapter 1 with trained-model built; with `everyWidget`, every other widget too (each scrolled past). */
 async function openTrained(t, { everyWidget = false } = {}) {
   const requests = [];
-  const opened = await openPage(site.browser, site.url('index.html'));
+  const opened = await openPage(site.browser, site.url('index.html'), { fresh: true });  // nothing cached: it watches the requests
   t.after(opened.close);
   opened.page.on('request', (request) => requests.push(request.url()));
   const trainedModel = everyWidget ? (await waitForWidgets(opened.page)).find((w) => w.name === 'trained-model') : await waitForWidget(opened.page, 'trained-model');
