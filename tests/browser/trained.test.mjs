@@ -69,10 +69,11 @@ async function worstDifference(page, trace) {
 
 /** Chapter 1 with trained-model built; with `everyWidget`, every other widget too (each scrolled past). */
 async function openTrained(t, { everyWidget = false } = {}) {
+  // With every widget the test watches the requests too: in a new context, nothing cached.
   const requests = [];
-  const opened = await openPage(site.browser, site.url('index.html'), { fresh: true });  // nothing cached: it watches the requests
+  const opened = await openPage(site.browser, site.url('index.html'), { fresh: everyWidget });
   t.after(opened.close);
-  opened.page.on('request', (request) => requests.push(request.url()));
+  if (everyWidget) opened.page.on('request', (request) => requests.push(request.url()));
   const trainedModel = everyWidget ? (await waitForWidgets(opened.page)).find((w) => w.name === 'trained-model') : await waitForWidget(opened.page, 'trained-model');
   assert.equal(trainedModel?.ready, 'true');
   return { ...opened, requests };
