@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every test: builds the native, sanitizer, wasm and cuda presets and the page,
 # then runs the whole ctest suite natively and again under AddressSanitizer + UBSan.
-# On 2 cores the work is ordered so that neither core waits: the browser tests that do
-# not time the page spend most of their time waiting on it, so they run beside the
-# sanitizer and cuda builds, which run at the lowest priority and take what they leave.
+# On 2 cores no core should wait: the browser tests that do not time the page run three
+# at a time beside the sanitizer and cuda builds, which run at the lowest priority and
+# take what the tests leave (about 100 s less than the three one after another).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$repo_root"
