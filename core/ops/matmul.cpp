@@ -10,24 +10,11 @@ namespace {
 // by one would. Written out because the compilers' own vectorisation of the block
 // below spilled registers and shuffled (measured: 2x slower). Where the target's
 // vectors are narrower (wasm's 16 bytes) the compiler splits each operation into several.
+// Vectors are loaded and stored with memcpy, as in attention_fast_steps.cpp: an element's
+// address need not be aligned to the vector (Clang keeps a vector type's full alignment
+// even under an `aligned` attribute asking for less), and memcpy is one unaligned load.
 template <typename Real, std::size_t bytes>
 using Lanes [[gnu::vector_size(bytes)]] = Real;
-
-// A vector from, and to, any element's address: memcpy is the one way to load a vector
-// from an address not aligned to its size that both GCC and Clang accept (Clang keeps a
-// vector type's full alignment even where an `aligned` attribute asks for less, and its
-// UndefinedBehaviorSanitizer reports the load); either compiles it to one unaligned load.
-template <typename Vector, typename Real>
-Vector load_lanes(const Real* from) {
-    Vector lanes;
-    std::memcpy(&lanes, from, sizeof(Vector));
-    return lanes;
-}
-
-template <typename Vector, typename Real>
-void store_lanes(Real* to, const Vector& lanes) {
-    std::memcpy(to, &lanes, sizeof(Vector));
-}
 
 // The block's shape per target (the bits are the same for any): natively eight rows
 // by 64-byte vectors; in wasm, whose vectors are 16 bytes and whose engines keep 16
@@ -52,17 +39,17 @@ void block(const Real* a, Strides a_at, const Real* b, Real* out, std::size_t K,
     constexpr std::size_t width = bytes / sizeof(Real);
     Vector sum[block_rows][vectors];
     for (std::size_t i = 0; i < block_rows; ++i)
-        for (std::size_t v = 0; v < vectors; ++v) sum[i][v] = load_lanes<Vector>(out + i * N + v * width);
+        for (std::size_t v = 0; v < vectors; ++v) std::memcpy(&sum[i][v], out + i * N + v * width, sizeof(Vector));
     for (std::size_t k = 0; k < K; ++k) {
         Vector b_k[vectors];
-        for (std::size_t v = 0; v < vectors; ++v) b_k[v] = load_lanes<Vector>(b + k * N + v * width);
+        for (std::size_t v = 0; v < vectors; ++v) std::memcpy(&b_k[v], b + k * N + v * width, sizeof(Vector));
         for (std::size_t i = 0; i < block_rows; ++i) {
             const Real a_ik = a[i * a_at.row + k * a_at.col];
             for (std::size_t v = 0; v < vectors; ++v) sum[i][v] += a_ik * b_k[v];
         }
     }
     for (std::size_t i = 0; i < block_rows; ++i)
-        for (std::size_t v = 0; v < vectors; ++v) store_lanes(out + i * N + v * width, sum[i][v]);
+        for (std::size_t v = 0; v < vectors; ++v) std::memcpy(out + i * N + v * width, &sum[i][v], sizeof(Vector));
 }
 
 // Any block size (the edges): the same additions, in the same order, lane by lane.

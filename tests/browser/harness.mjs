@@ -241,19 +241,18 @@ function isLocal(url) {
 const idlePages = new WeakMap();  // Browser -> [{ context, page }]
 
 async function takePage(browser, { width, height, initScript, fresh }) {
-  const idle = idlePages.get(browser) ?? [];
-  idlePages.set(browser, idle);
-  if (!fresh && !initScript) {
-    while (idle.length) {
-      const entry = idle.pop();
-      if (entry.page.isClosed()) continue;
-      await entry.page.setViewportSize({ width, height });
-      return { ...entry, reusable: true };
-    }
+  const reusable = !fresh && !initScript;
+  if (!idlePages.has(browser)) idlePages.set(browser, []);
+  const idle = idlePages.get(browser);
+  while (reusable && idle.length) {
+    const entry = idle.pop();
+    if (entry.page.isClosed()) continue;
+    await entry.page.setViewportSize({ width, height });
+    return { ...entry, reusable };
   }
   const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, serviceWorkers: 'block' });
   if (initScript) await context.addInitScript(initScript);
-  return { context, page: await context.newPage(), reusable: !fresh && !initScript };
+  return { context, page: await context.newPage(), reusable };
 }
 
 async function givePageBack(browser, { context, page, reusable }) {
@@ -266,7 +265,7 @@ async function givePageBack(browser, { context, page, reusable }) {
       });
       await page.goto('about:blank', { timeout: 5000 });
       await context.clearCookies();
-      idlePages.get(browser)?.push({ context, page });
+      idlePages.get(browser).push({ context, page });
       return;
     } catch {
       // A page that cannot be cleared or leave the site is not reused.
