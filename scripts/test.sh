@@ -1,51 +1,72 @@
 #!/usr/bin/env bash
 # Every test: builds the native, sanitizer, wasm and cuda presets and the page,
 # then runs the whole ctest suite natively and again under AddressSanitizer + UBSan.
-# On 2 cores no core should wait: the browser tests that do not time the page run three
-# at a time beside the sanitizer and cuda builds, which run at the lowest priority and
-# take what the tests leave (about 100 s less than the three one after another).
+#
+# Every step is CPU-bound, so on 2 cores the run lasts as long as its CPU time when no
+# core waits. The native and wasm builds (and the page), which the tests need first, run
+# side by side; the sanitizer and cuda builds, which only the last tests need, run beside
+# everything else at the lowest priority and take what the others leave (a build's final
+# link, a test waiting on its browser). Each background step's output is printed when it
+# has finished, and a step that fails stops the run with its exit status.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$repo_root"
 scripts/install-deps.sh
-scripts/build.sh native wasm
-scripts/build-web.sh
 
-echo "== tests: native, the page in Chromium (three at a time, beside the builds below)"
-browser_log="$repo_root/build/browser-tests.log"
-# In a session of its own, so that a failed build below stops it and its browsers too.
-setsid ctest --preset native -L browser -LE alone -j 3 > "$browser_log" 2>&1 &
-browser_pid=$!
-trap 'kill -- "-$browser_pid" 2>/dev/null || true' EXIT
+logs="$repo_root/build/test-logs"
+mkdir -p "$logs"
+declare -A pids=()
+# start NAME NICENESS COMMAND...: runs COMMAND in the background, in a session of its own
+# (so that a failure elsewhere stops it and every process it started), into $logs/NAME.log.
+start() {
+  local name=$1 niceness=$2
+  shift 2
+  setsid nice -n "$niceness" "$@" > "$logs/$name.log" 2>&1 &
+  pids[$name]=$!
+}
+# finish NAME: waits for NAME and prints its output; exits with its status if it failed.
+finish() {
+  local name=$1 status=0
+  wait "${pids[$name]}" || status=$?
+  unset "pids[$name]"
+  cat "$logs/$name.log"
+  if ((status)); then
+    echo "$name failed (exit $status); its output: $logs/$name.log"
+    exit "$status"
+  fi
+}
+stop_all() {
+  local pid
+  for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+}
+trap stop_all EXIT
 
-nice -n 19 scripts/build.sh native-asan
+start wasm 0 bash -c 'scripts/build.sh wasm && scripts/build-web.sh'
+start native-asan 19 scripts/build.sh native-asan
+scripts/build.sh native
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
-  echo "== build: cuda"
-  cmake --preset cuda >/dev/null
-  # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the native build again).
-  nice -n 19 cmake --build --preset cuda --target attn gpu_mask_tests gpu_decode_plan_tests gpu_fragment_tests gpu_kernel_tests
+  # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the
+  # native build again, which ccache answers now that the native build is done).
+  start cuda 19 bash -c 'echo "== build: cuda" && cmake --preset cuda >/dev/null &&
+    cmake --build --preset cuda --target attn gpu_mask_tests gpu_decode_plan_tests gpu_fragment_tests gpu_kernel_tests'
 else
   echo "== build: cuda SKIPPED (no nvcc on this machine)"
 fi
+finish wasm
 
-browser_status=0
-wait "$browser_pid" || browser_status=$?
-trap - EXIT
-echo "== tests: native, the page in Chromium (the results of the run above)"
-cat "$browser_log"
-if ((browser_status)); then
-  echo "the browser tests failed (exit $browser_status); their log: $browser_log"
-  exit "$browser_status"
-fi
+# Three at a time: each keeps less than the 2 cores busy while its page waits on the browser.
+echo "== tests: native, the page in Chromium (three at a time)"
+ctest --preset native -L browser -LE alone -j 3
+# Two at a time: many wait on the processes they start.
+echo "== tests: native"
+ctest --preset native -LE browser -j 2
 
+if [ -n "${pids[cuda]:-}" ]; then finish cuda; fi
+finish native-asan
 if [ -d build/cuda ] && grep -q "ANATOMY_CUDA:BOOL=ON" build/cuda/CMakeCache.txt 2>/dev/null; then
   echo "== tests: cuda (label gpu; without a device they print SKIPPED: no CUDA device)"
   ctest --preset cuda -L '^gpu$' --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
 fi
-
-# Two at a time: many wait on the processes they start.
-echo "== tests: native"
-ctest --preset native -LE browser -j 2
 # The browser tests that time the page's responsiveness, with nothing beside them.
 echo "== tests: native, the page in Chromium, timed (one at a time, alone)"
 ctest --preset native -L alone

@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
-#include <xtensor/xmanipulation.hpp>
 
 #include "../json_input.hpp"
 #include "model_from_views.hpp"
@@ -16,13 +15,18 @@ namespace {
 template <std::size_t N>
 NamedTensor named(std::string name, const xt::xtensor<float, N>& tensor) {
     NamedTensor t{std::move(name), {tensor.shape().begin(), tensor.shape().end()}, {}};
-    t.values.assign(tensor.begin(), tensor.end());
+    t.values.assign(tensor.data(), tensor.data() + tensor.size());  // row-major, as stored
     return t;
 }
 
 // A projection stored [in, out] here becomes [out, in] in the checkpoint.
 NamedTensor projection(std::string name, const Matrix<float>& w) {
-    return named(std::move(name), Matrix<float>(xt::transpose(w)));
+    const std::size_t in = w.shape(0), out = w.shape(1);
+    NamedTensor t{std::move(name), {out, in}, std::vector<float>(in * out)};
+    const float* stored = w.data();  // [in, out]
+    for (std::size_t o = 0; o < out; ++o)
+        for (std::size_t i = 0; i < in; ++i) t.values[o * in + i] = stored[i * out + o];  // [out, in]
+    return t;
 }
 
 // Reorders the output columns of w [in, H*dh] head by head: column h*dh + i takes column h*dh + order[i].

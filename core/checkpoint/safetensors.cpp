@@ -207,21 +207,21 @@ std::vector<std::uint8_t> safetensors_header(const std::vector<TensorSpec>& tens
 }
 
 void encode_values(const std::vector<float>& values, DType dtype, std::vector<std::uint8_t>& out) {
-    out.reserve(out.size() + values.size() * dtype_size(dtype));
+    const std::size_t width = dtype_size(dtype);
+    const std::size_t start = out.size();
+    out.resize(start + values.size() * width);
+    std::uint8_t* p = out.data() + start;  // [values.size() * width] bytes, little-endian
     for (float value : values) {
+        std::uint64_t bits = 0;
         if (dtype == DType::f32) {
-            const std::uint32_t bits = float_bits(value);
-            for (int b = 0; b < 4; ++b) out.push_back(std::uint8_t(bits >> (8 * b)));
+            bits = float_bits(value);
         } else if (dtype == DType::f64) {
-            std::uint64_t bits;
             const double wide = value;
             std::memcpy(&bits, &wide, 8);
-            for (int b = 0; b < 8; ++b) out.push_back(std::uint8_t(bits >> (8 * b)));
         } else {
-            const std::uint16_t bits = dtype == DType::f16 ? float_to_half(value) : float_to_bfloat16(value);
-            out.push_back(std::uint8_t(bits));
-            out.push_back(std::uint8_t(bits >> 8));
+            bits = dtype == DType::f16 ? float_to_half(value) : float_to_bfloat16(value);
         }
+        for (std::size_t b = 0; b < width; ++b) *p++ = std::uint8_t(bits >> (8 * b));
     }
 }
 
