@@ -71,8 +71,11 @@ fi
 echo "== tests: native, the page in Chromium, timed (one at a time, alone)"
 ctest --preset native -L alone
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
-# Tests of the page and of the wasm modules run no native code, the fuzzer has its
-# own AddressSanitizer build, the large probe is the small one at 400 MB, gpu-prepare
-# runs no native code, and the Python solutions reach only judge code that core_unit
-# and cli cover (tests/exercises/CMakeLists.txt): once is enough.
-ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan -LE 'browser|wasm-only|fuzz|large|gpu-prepare|python-solutions' -j "$(nproc)"
+# Tests of the page and of the wasm modules run no native code, the comparisons of the
+# wasm modules with attn run native commands the command-line tests run here too
+# (tests/wasm/CMakeLists.txt), the fuzzer has its own AddressSanitizer build, the large
+# probe is the small one at 400 MB, gpu-prepare runs no native code, and the Python
+# solutions reach only judge code that core_unit and cli cover
+# (tests/exercises/CMakeLists.txt): once is enough.
+ASAN_OPTIONS=abort_on_error=0:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset native-asan \
+  -LE 'browser|wasm-only|wasm-compare|fuzz|large|gpu-prepare|python-solutions' -j "$(nproc)"
