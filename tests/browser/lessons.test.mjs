@@ -60,16 +60,6 @@ async function reportTime(page, name, what) {
   return ms;
 }
 
-/**
- * The page's URL once `ready(url)` holds, or as it is after 5 s: a widget writes its view
- * into the URL at most every 250 ms, later on a busy machine.
- */
-async function urlOnceWritten(page, ready) {
-  const end = Date.now() + 5000;
-  while (!ready(new URL(page.url())) && Date.now() < end) await page.waitForTimeout(50);
-  return new URL(page.url());
-}
-
 /** Sets a range or number input by script and fires input + change, as a user's change would. */
 function setInput(page, testid, value) {
   return page.getByTestId(testid).evaluate((node, value) => {
@@ -158,7 +148,9 @@ describe('soft-lookup soft lookup', () => {
     const after = await softLookupWeights(page);
     assert.equal(after.length, n, 'Delete on a focused key did not remove it');
     assert.ok(Math.abs(sum(after) - 1) < 1e-9);
-    const url = await urlOnceWritten(page, (u) => u.searchParams.get('soft-lookup.k')?.split(';').length === n);
+    // The URL is written at most every 250 ms, later on a busy machine.
+    await page.waitForFunction((n) => new URLSearchParams(location.search).get('soft-lookup.k')?.split(';').length === n, n);
+    const url = new URL(page.url());
     assert.equal(url.searchParams.get('soft-lookup.k').split(';').length, n, `soft-lookup.k in the URL: ${url.searchParams.get('soft-lookup.k')}`);
     assert.equal(url.searchParams.get('soft-lookup.s'), '10');
     assertNoProblems(problems, 'notebook.html');
@@ -258,8 +250,8 @@ describe('rope RoPE', () => {
     assert.equal(rows.length, 3);
     assert.equal(rows[0], 0);
     await page.getByTestId('rope-head').selectOption('2');
-    const url = await urlOnceWritten(page, (u) => u.searchParams.get('rope.head') === '2');
-    assert.equal(url.searchParams.get('rope.head'), '2');
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('rope.head') === '2');
+    assert.equal(new URL(page.url()).searchParams.get('rope.head'), '2');
     assertNoProblems(problems, 'index.html');
   });
 
@@ -365,8 +357,8 @@ describe('cost cost', () => {
     await page.getByTestId('cost-kv').fill('16');
     assert.equal(await status.getAttribute('role'), 'status');
     assert.equal((await cell(page, 'cost-crossover')).value, 6144);
-    const url = await urlOnceWritten(page, (u) => u.searchParams.get('cost.kv') === '16');
-    assert.equal(url.searchParams.get('cost.kv'), '16');
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('cost.kv') === '16');
+    assert.equal(new URL(page.url()).searchParams.get('cost.kv'), '16');
     assertNoProblems(problems, 'notebook.html');
   });
 
