@@ -17,6 +17,7 @@
 // The wasm comes from build/wasm/wasm, or from $ANATOMY_WASM_DIR.
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
@@ -60,7 +61,7 @@ function workerMain({ code, file, name, casesJson }) {
 
 // ---------------------------------------------------------------- the main thread
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 function parseArgs(argv) {
   const options = { json: false, list: false, timeoutSeconds: 3, positional: [] };
@@ -197,6 +198,31 @@ function readableReport(report, titles) {
   return lines.join('\n');
 }
 
+/**
+ * Judges the solution in the file SOLUTIONPATH to exercise NAME with CORE (from wasm/load-node.mjs's
+ * loadJudge): runs it on every case in a worker thread, each case with TIMEOUTSECONDS,
+ * and resolves to the judge's report. Throws UsageError for an unknown exercise, an
+ * unreadable file or a thrown value that cannot be turned into text. What the command
+ * line runs, and what tests/exercises judges every solution file with.
+ */
+export async function judgeFile(core, name, solutionPath, timeoutSeconds = 3, catalogue = callCore(core, 'judgeCatalogue')) {
+  const exercise = catalogue.find((e) => e.id === name);
+  if (!exercise) throw new UsageError(`unknown exercise '${name}' (known: ${catalogue.map((e) => e.id).join(', ')})`);
+  const file = path.resolve(solutionPath);
+  let code;
+  try {
+    code = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${solutionPath}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+  }
+  const casesJson = core.judgeCases(name);
+  const outputs = await runSolution({ code, file, name, casesJson, count: exercise.cases, timeoutSeconds });
+  // A thrown value that cannot be turned into text: the judge cannot say what went wrong.
+  const unprintable = outputs.find((output) => isUnprintable(output.error));
+  if (unprintable) throw new UsageError(unprintable.error);
+  return callCore(core, 'judgeOutputs', name, JSON.stringify(outputs));
+}
+
 async function main(argv) {
   let options;
   try {
@@ -220,23 +246,8 @@ async function main(argv) {
       return 0;
     }
     const [name, solutionPath] = options.positional;
+    const report = await judgeFile(core, name, solutionPath, options.timeoutSeconds, catalogue);
     const exercise = catalogue.find((e) => e.id === name);
-    if (!exercise) throw new UsageError(`unknown exercise '${name}' (known: ${catalogue.map((e) => e.id).join(', ')})`);
-    const file = path.resolve(solutionPath);
-    let code;
-    try {
-      code = fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read ${solutionPath}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
-    }
-    const casesJson = core.judgeCases(name);
-    const outputs = await runSolution({
-      code, file, name, casesJson, count: exercise.cases, timeoutSeconds: options.timeoutSeconds,
-    });
-    // A thrown value that cannot be turned into text: the judge cannot say what went wrong.
-    const unprintable = outputs.find((output) => isUnprintable(output.error));
-    if (unprintable) throw new UsageError(unprintable.error);
-    const report = callCore(core, 'judgeOutputs', name, JSON.stringify(outputs));
     const titles = new Map(exercise.mistakes.map((m) => [m.id, m.title]));
     process.stdout.write((options.json ? JSON.stringify(report, null, 2) : readableReport(report, titles)) + '\n');
     return report.passed ? 0 : 1;
@@ -249,5 +260,9 @@ async function main(argv) {
 
 // ---------------------------------------------------------------- entry
 
-if (isMainThread) process.exitCode = await main(process.argv.slice(2));
-else workerMain(workerData);
+// Run as a command (node tools/judge.mjs ...), as the solution's worker thread, or
+// imported for judgeFile (tests/exercises), when it does neither.
+const isCommand = isMainThread && process.argv[1] !== undefined &&
+  fs.realpathSync(path.resolve(process.argv[1])) === fs.realpathSync(fileURLToPath(import.meta.url));
+if (isCommand) process.exitCode = await main(process.argv.slice(2));
+else if (!isMainThread) workerMain(workerData);

@@ -10,7 +10,8 @@
 //                                  correct MIME types (application/wasm), 404 for missing files
 //   launchBrowser({ args })        -> playwright Browser: Debian's /usr/bin/chromium, headless,
 //                                  a fresh temporary profile; extra args are appended
-//   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above
+//   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above;
+//                                  the one site every file shares under group.mjs (shareSites)
 //
 // One page
 //   openPage(browser, url, { width = 1280, height = 800, initScript, waitUntil, fresh })
@@ -62,7 +63,7 @@
 //                                  outermost elements sticking out past the viewport's right edge
 //   screenshot(page, name)         full-page PNG into $SCREENSHOT_DIR (no-op when unset)
 //
-// A new test file (add an add_test for it in CMakeLists.txt, by name):
+// A new test file (name it in CMakeLists.txt's browser_tests, in a group or alone):
 //   import { before, after, test } from 'node:test';
 //   import { assertNoProblems, openPage, startSite, waitForWidgets } from './harness.mjs';
 //   let site;
@@ -207,7 +208,7 @@ export async function launchBrowser({ args = [] } = {}) {
   return chromium.launch({ executablePath: chromiumPath, headless: true, args: [...chromiumArgs, ...args] });
 }
 
-export async function startSite({ root, args } = {}) {
+async function openSite({ root, args } = {}) {
   const server = await startServer(root);
   let browser;
   try {
@@ -225,6 +226,30 @@ export async function startSite({ root, args } = {}) {
       await server.close();
     },
   };
+}
+
+// Test files run together in one process (group.mjs) share one site: launching Chromium
+// and a first page in it cost each file about 6 core-seconds. Set by shareSites().
+let sharedSite = null;
+
+/**
+ * From now on startSite() without root or args answers one site for every caller, whose
+ * close() leaves it open; resolves to a function that closes it. For group.mjs.
+ */
+export function shareSites() {
+  sharedSite = { opening: null };
+  return async () => {
+    const opening = sharedSite.opening;
+    sharedSite = null;
+    if (opening) await (await opening).close();
+  };
+}
+
+export async function startSite({ root, args } = {}) {
+  if (!sharedSite || root !== undefined || args !== undefined) return openSite({ root, args });
+  sharedSite.opening ??= openSite();
+  const site = await sharedSite.opening;
+  return { ...site, close: async () => {} };
 }
 
 function isLocal(url) {

@@ -1,16 +1,21 @@
-// The exercise judge end to end, through the command line a learner uses
-// (tools/judge.mjs, run as a child process with --json):
+// The exercise judge end to end, as the command line a learner uses (tools/judge.mjs)
+// judges a file:
 //
-//   solutions/   for every exercise, correct.js passes (exit 0, no diagnosis) and, for
-//                every mistake the judge's catalogue names, <mistake-id>.js fails (exit 1)
-//                with exactly that diagnosis. A mistake without a file fails the test, and
-//                so does a file that names no mistake of the catalogue.
+//   solutions/   for every exercise, correct.js passes (no diagnosis) and, for every
+//                mistake the judge's catalogue names, <mistake-id>.js fails with exactly
+//                that diagnosis. A mistake without a file fails the test, and so does a
+//                file that names no mistake of the catalogue.
 //   catalogue    web/src/exercises/catalogue.ts lists the judge's exercises in its order;
-//                its reference solutions pass; its starters fail cleanly (exit 1, not 2).
+//                its reference solutions pass; its starters fail cleanly.
 //   sandbox      a syntax error reports its line and column; a thrown exception its line;
 //                an endless loop times out; wrong return types are named, not crashed on.
 //   usage        no arguments, an unknown exercise, a missing file, an unknown option,
 //                a bad --timeout: exit 2 and one line on stderr.
+//
+// The solution files and the catalogue's solutions and starters are judged by the
+// command's own judgeFile in this process (each still in a worker thread of its own),
+// which spares 82 starts of Node and of the wasm judge; the command's exit status and
+// output for a passing and a failing file, and everything else, run it as a child process.
 //   codec        web/src/exercises/codec.mjs, which the page, its worker and the CLI share.
 //
 // The judge compares with |got - expected| <= 1e-9 + 1e-6 |expected| (core/judge/compare.hpp):
@@ -27,6 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadJudge } from '../../wasm/load-node.mjs';
 import { decode, decodeJson, encode, WrongTypeError } from '../../web/src/exercises/codec.mjs';
 import { describeRun, runJudge, scratchFolder } from './judge-process.mjs';
+import { judgeFile } from '../../tools/judge.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
@@ -38,6 +44,8 @@ const catalogue = JSON.parse(core.judgeCatalogue());
 
 /** Runs tools/judge.mjs; resolves to {code, stdout, stderr, report (with --json), ms}. */
 const judge = (args) => runJudge(process.execPath, [judgeCli, ...args]);
+/** Judges a file in this process: the report `judge(... '--json')` would print. */
+const judgeHere = (exercise, file) => judgeFile(core, exercise, file, 3, catalogue);
 const scratch = scratchFolder('anatomy-judge-');
 const scratchFile = scratch.write;
 
@@ -66,22 +74,20 @@ describe('every solution file is judged as its name says', { concurrency: 2 }, (
   for (const exercise of catalogue) {
     const dir = path.join(solutionsDir, exercise.id);
     test(`${exercise.id}: correct.js passes every test`, async () => {
-      const run = await judge([exercise.id, path.join(dir, 'correct.js'), '--json']);
-      assert.equal(run.code, 0, describeRun(run));
-      assert.equal(run.report.passed, true);
-      assert.equal(run.report.passed_count, exercise.cases);
-      assert.equal(run.report.diagnosis, null);
+      const report = await judgeHere(exercise.id, path.join(dir, 'correct.js'));
+      assert.equal(report.passed, true, JSON.stringify(report.cases.filter((c) => !c.passed)));
+      assert.equal(report.passed_count, exercise.cases);
+      assert.equal(report.diagnosis, null);
     });
     for (const mistake of exercise.mistakes) {
       const file = path.join(dir, `${mistake.id}.js`);
       test(`${exercise.id}: ${mistake.id}.js fails with the diagnosis "${mistake.title}"`, { skip: !fs.existsSync(file) && 'no file' }, async () => {
-        const run = await judge([exercise.id, file, '--json']);
-        assert.equal(run.code, 1, describeRun(run));
-        assert.equal(run.report.passed, false);
-        assert.equal(run.report.diagnosis?.id, mistake.id,
-          `diagnosed as ${JSON.stringify(run.report.diagnosis)}; per case: ` +
-            JSON.stringify(run.report.cases.map((c) => ({ name: c.name, passed: c.passed, matches: c.matches }))));
-        assert.ok(run.report.cases.some((c) => c.matches.includes(mistake.id)), 'no case names the mistake');
+        const report = await judgeHere(exercise.id, file);
+        assert.equal(report.passed, false);
+        assert.equal(report.diagnosis?.id, mistake.id,
+          `diagnosed as ${JSON.stringify(report.diagnosis)}; per case: ` +
+            JSON.stringify(report.cases.map((c) => ({ name: c.name, passed: c.passed, matches: c.matches }))));
+        assert.ok(report.cases.some((c) => c.matches.includes(mistake.id)), 'no case names the mistake');
       });
     }
   }
@@ -118,13 +124,13 @@ describe('the page catalogue (web/src/exercises/catalogue.ts)', { concurrency: 2
 
   for (const t of texts) {
     test(`${t.id}: the reference solution passes`, async () => {
-      const run = await judge([t.id, scratchFile(`${t.id}-reference.js`, t.solution), '--json']);
-      assert.equal(run.code, 0, describeRun(run));
+      const report = await judgeHere(t.id, scratchFile(`${t.id}-reference.js`, t.solution));
+      assert.equal(report.passed, true, JSON.stringify(report.cases.filter((c) => !c.passed)));
     });
     test(`${t.id}: the starter runs and fails cleanly`, async () => {
-      const run = await judge([t.id, scratchFile(`${t.id}-starter.js`, t.starter), '--json']);
-      assert.equal(run.code, 1, describeRun(run));
-      for (const c of run.report.cases) {
+      const report = await judgeHere(t.id, scratchFile(`${t.id}-starter.js`, t.starter));
+      assert.equal(report.passed, false);
+      for (const c of report.cases) {
         assert.ok(c.problem === 'error' ? /not implemented/.test(c.error) : c.problem === 'mismatch',
           `${t.id}: starter case ${c.name}: ${c.problem} ${c.error ?? ''}`);
       }
@@ -179,6 +185,15 @@ describe('the sandbox reports what went wrong, and where', { concurrency: 2 }, (
     assert.equal(number.report.cases[0].problem, 'shape');
     const object = await judge(['attentionFlops', scratchFile('flops.js', 'function attentionFlops(d, T) { return [d, T]; }'), '--json']);
     assert.equal(object.report.cases[0].problem, 'type');
+  });
+
+  test('the command exits 0 on a pass and 1 on a fail, and its --json report is judgeFile\'s', async () => {
+    for (const [file, code] of [['correct.js', 0], ['scaled_by_d.js', 1]]) {
+      const solution = path.join(solutionsDir, 'attention', file);
+      const run = await judge(['attention', solution, '--json']);
+      assert.equal(run.code, code, describeRun(run));
+      assert.deepEqual(run.report, await judgeHere('attention', solution), file);
+    }
   });
 
   test('the readable report names the diagnosis and the tolerance', async () => {
