@@ -54,9 +54,10 @@ else
 fi
 finish wasm
 
-# Three at a time: each keeps less than the 2 cores busy while its page waits on the browser.
-echo "== tests: native, the page in Chromium (three at a time)"
-ctest --preset native -L browser -LE alone -j 3
+# Its four groups at once (tests/browser/CMakeLists.txt): each keeps less than the 2 cores
+# busy while its page waits on the browser.
+echo "== tests: native, the page in Chromium (four groups at once)"
+ctest --preset native -L browser -LE alone -j 4
 # Two at a time: many wait on the processes they start.
 echo "== tests: native"
 ctest --preset native -LE browser -j 2

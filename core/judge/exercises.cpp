@@ -49,7 +49,9 @@ AttentionRecipe recipe_with(void (*tweak)(AttentionRecipe&)) {
 }
 
 // Mistakes every causal attention exercise can make; `run` computes the exercise with a recipe.
-std::vector<Mistake> attention_mistakes(std::function<json(const json&, const AttentionRecipe&)> run, bool with_offset = true) {
+// `head_size` is the exercise's own name for the head size (D, or dh where d is the model width).
+std::vector<Mistake> attention_mistakes(std::function<json(const json&, const AttentionRecipe&)> run, bool with_offset = true,
+                                        const std::string& head_size = "D") {
     auto make = [run](std::string id, std::string title, std::string explanation, void (*tweak)(AttentionRecipe&)) {
         return Mistake{std::move(id), std::move(title), std::move(explanation),
                        [run, tweak](const json& args) { return run(args, recipe_with(tweak)); }};
@@ -63,11 +65,11 @@ std::vector<Mistake> attention_mistakes(std::function<json(const json&, const At
              "The softmax normalised each key column over the queries. It must run along each query's row, over the keys "
              "(the last axis).",
              [](AttentionRecipe& r) { r.softmax_over_queries = true; }),
-        make("missing_scale", "Missing 1/sqrt(D)",
-             "The scores were not divided by sqrt(D), the head size, so the softmax is too sharp.",
+        make("missing_scale", "Missing 1/sqrt(" + head_size + ")",
+             "The scores were not divided by sqrt(" + head_size + "), the head size, so the softmax is too sharp.",
              [](AttentionRecipe& r) { r.scale = ScaleRule::none; }),
-        make("scaled_by_d", "Scaled by 1/D instead of 1/sqrt(D)",
-             "The scores were divided by D. Divide by the square root of the head size.",
+        make("scaled_by_d", "Scaled by 1/" + head_size + " instead of 1/sqrt(" + head_size + ")",
+             "The scores were divided by " + head_size + ". Divide by sqrt(" + head_size + "), the square root of the head size.",
              [](AttentionRecipe& r) { r.scale = ScaleRule::inv_d; }),
         make("strict_mask", "Strict mask: a position cannot see itself",
              "The mask hid the diagonal too. A query may read its own key: allow s <= t (plus the cache offset), not s < t.",
@@ -149,7 +151,16 @@ Exercise mha_exercise() {
     e.cases.push_back(make_case("a single token: T = 1, d = 6, 3 heads", 1, 1, 6, 3));
     e.mistakes = attention_mistakes(
         [run](const json& a, const AttentionRecipe& r) { return run(a, r, HeadLayout::transpose, HeadLayout::transpose); },
-        false);
+        false, "dh");
+    e.mistakes.push_back({"scaled_by_sqrt_d", "Scaled by 1/sqrt(d), the model width, instead of 1/sqrt(dh)",
+                          "The scores were divided by sqrt(d), the width of the whole layer. Inside a head they are divided by "
+                          "sqrt(dh), the head size: dh = d / nHeads.",
+                          [run](const json& a) {
+                              AttentionRecipe r;
+                              r.scale = ScaleRule::given;
+                              r.scale_value = 1.0 / std::sqrt(double(arg(a, 0, "x").shape(2)));
+                              return run(a, r, HeadLayout::transpose, HeadLayout::transpose);
+                          }});
     e.mistakes.push_back({"heads_merged_wrong_order", "Heads merged in the wrong order",
                           "The [B, H, T, dh] head outputs were reshaped straight to [B, T, H*dh]. Move the head axis back "
                           "behind the positions first (transpose to [B, T, H, dh]), then reshape.",

@@ -41,11 +41,12 @@ bool visible(const AttentionRecipe& r, std::size_t t, std::size_t s, std::size_t
     return mask_allows(spec, row, std::int64_t(s));
 }
 
-double scale_of(ScaleRule rule, std::size_t D) {
-    switch (rule) {
+double scale_of(const AttentionRecipe& r, std::size_t D) {
+    switch (r.scale) {
         case ScaleRule::inv_sqrt_d: return 1.0 / std::sqrt(double(D));
         case ScaleRule::none: return 1.0;
         case ScaleRule::inv_d: return 1.0 / double(D);
+        case ScaleRule::given: return r.scale_value;
     }
     return 1.0;
 }
@@ -75,7 +76,7 @@ AttentionSteps attention_recipe_steps(const Nd& q, const Nd& k, const Nd& v, con
     const std::size_t B = q.shape(0), Hq = q.shape(1), T = q.shape(2), D = q.shape(3);
     const std::size_t Hkv = k.shape(1), S = k.shape(2);
     const std::size_t group = Hq / Hkv;
-    const double scale = scale_of(r.scale, D);
+    const double scale = scale_of(r, D);
     AttentionSteps steps{xt::zeros<double>({B, Hq, T, S}), xt::zeros<double>({B, Hq, T, S}), xt::zeros<double>({B, Hq, T, D})};
     std::vector<double> p(T * S);
     for (std::size_t b = 0; b < B; ++b)

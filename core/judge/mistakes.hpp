@@ -9,7 +9,8 @@
 
 namespace anatomy::judge {
 
-enum class ScaleRule { inv_sqrt_d, none, inv_d };
+// given: the recipe's scale_value (say 1/sqrt(d) of the model width where heads are split).
+enum class ScaleRule { inv_sqrt_d, none, inv_d, given };
 // window_*: a sliding window of `window` keys ending at the query (wide/narrow: one
 // key more/less; no_offset: measured from t instead of t + S - T; strict: the
 // window shifted one key into the past, so the query misses itself).
@@ -20,6 +21,7 @@ enum class KvHeadRule { floor_group, modulo };
 // the correct causal attention with the S - T offset and floor(h / group).
 struct AttentionRecipe {
     ScaleRule scale = ScaleRule::inv_sqrt_d;
+    double scale_value = 0;             // for ScaleRule::given
     MaskRule mask = MaskRule::causal;
     int window = 0;                     // for the window rules
     bool mask_after_softmax = false;    // zero forbidden weights after softmax, no renormalising

@@ -155,8 +155,9 @@ LlamaTokenizer LlamaTokenizer::from_llama2c(const std::uint8_t* bytes, std::size
             throw fail("piece " + std::to_string(id) + " has a score that is not finite (" + std::to_string(scores.back()) + ")");
         read(&length, 4, id);
         if (length < 0 || length > max_length)
-            throw fail("piece " + std::to_string(id) + " has length " + std::to_string(length) + ", not 0 .. " +
-                       std::to_string(max_length));
+            throw fail("piece " + std::to_string(id) + " gives its length as " + std::to_string(length) +
+                       " bytes, outside 0 to the header's longest piece, " + std::to_string(max_length) +
+                       ": not a llama2.c tokenizer.bin, or a damaged one");
         std::string piece(std::size_t(length), '\0');
         read(piece.data(), std::size_t(length), id);
         if (first_invalid_utf8(piece)) throw fail("piece " + std::to_string(id) + " is not UTF-8 (" + invalid_utf8_text(piece) + ")");
@@ -304,13 +305,9 @@ const std::string& LlamaTokenizer::piece(std::int32_t id) const {
 std::string LlamaTokenizer::display(std::int32_t id) const {
     const std::string& p = piece(id);
     if (const int value = byte_piece_value(p); value >= 0) {
-        if (value == '\n') return "\\n";
-        if (value == '\t') return "\\t";
-        if (value >= 0x20 && value < 0x7F) return std::string(1, char(value));
+        if (value == '\n' || value == '\t' || (value >= 0x20 && value < 0x7F)) return std::string(1, char(value));
         return p;
     }
-    if (p == "\n") return "\\n";
-    if (p == "\t") return "\\t";
     return marks_spaces_ ? replace_all(p, space_marker, " ") : p;
 }
 

@@ -59,7 +59,9 @@ public:
     std::string decode(const std::vector<std::int32_t>& ids, bool starts_text = true) const;
     // The vocabulary entry of one id, e.g. "▁the" or "<0x0A>".
     const std::string& piece(std::int32_t id) const;
-    // One id as readable text: "▁the" -> " the", "<0x0A>" or a newline -> "\n" (for axis labels).
+    // One id as text: "▁the" -> " the", "<0x0A>" -> a newline, "<0x41>" -> "A"; a byte that
+    // is not printable ASCII, a newline or a tab stays "<0xNN>" (a piece of a UTF-8
+    // character, say). A newline stays a newline: where it is shown, the page marks it.
     std::string display(std::int32_t id) const;
 
     std::size_t vocab_size() const { return pieces_.size(); }

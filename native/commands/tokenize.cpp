@@ -14,6 +14,13 @@
 namespace anatomy::native {
 namespace {
 
+// A token's text on one line of the listing: a newline or a tab written as \n or \t.
+std::string one_line(const std::string& text) {
+    std::string out;
+    for (const char c : text) out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : std::string(1, c);
+    return out;
+}
+
 struct TokenizeOptions {
     std::string tokenizer;
     std::string text;
@@ -48,7 +55,7 @@ int run_tokenize(const TokenizeOptions& o) {
     }
     for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
     std::cout << "\n";
-    for (std::int32_t id : ids) std::cout << id << "\t" << tokenizer.display(id) << "\n";
+    for (std::int32_t id : ids) std::cout << id << "\t" << one_line(tokenizer.display(id)) << "\n";
     return 0;
 }
 

@@ -7,6 +7,9 @@
 //   timeout:     an endless loop is reported as timed out within 5 s, and while it runs
 //                the page opens a hint and takes typing within 1 s
 //   syntax:      a syntax error names its line; a thrown exception its message and line
+//   network:     the learner's code cannot reach the network: fetch, XMLHttpRequest, WebSocket,
+//                EventSource and importScripts throw saying so, code with import() is refused
+//                before it runs; no request leaves the page
 //   diagnosis:   two known mistakes come back with the judge's named diagnosis; axe finds
 //                nothing serious in the page with a report and its hints open
 //   persistence: code and the passed state survive a reload; export then import carries
@@ -143,13 +146,46 @@ test('an endless loop times out within 5 s while the page keeps responding', asy
   assertNoProblems(problems, 'exercises.html');
 });
 
+test('a run clears the last report, Stop leaves no verdict, and a pass stays apart from the latest run', async (t) => {
+  const { page, problems, close } = await openExercise('softmax');
+  t.after(close);
+  const summary = () => page.locator('#progress-summary').textContent();
+  await setCode(page, solution('softmax', 'correct'));
+  await run(page);
+  assert.match(await page.getByTestId('verdict').textContent(), /All 4 tests passed/);
+  assert.equal(await page.getByTestId('state-softmax').textContent(), 'passed');
+  assert.match(await summary(), /^1 of 11 passed/);
+
+  // While a run goes, the report before it is gone; after Stop there is none either.
+  await setCode(page, 'function softmax(x) {\n  for (;;) {}\n}\n');
+  await page.getByTestId('run').click();
+  await page.getByTestId('stop').waitFor({ state: 'visible' });
+  assert.equal(await page.getByTestId('results').textContent(), '', 'the last run\'s report stays up during a run');
+  await page.getByTestId('stop').click();
+  await page.getByTestId('run-status').filter({ hasText: 'no verdict for this run' }).waitFor({ timeout: 1000 });
+  assert.equal(await page.getByTestId('results').textContent(), '', 'a stopped run shows an earlier report');
+  assert.equal(await page.getByTestId('state-softmax').textContent(), 'passed', 'a stopped run is no verdict');
+
+  // A failing run after a pass: the latest run fails, the pass is kept, with its date.
+  await setCode(page, solution('softmax', 'softmax_unstable'));
+  await run(page);
+  assert.doesNotMatch(await page.getByTestId('verdict').textContent(), /All 4 tests passed/);
+  const badge = page.getByTestId('state-softmax');
+  assert.equal(await badge.textContent(), 'passed once');
+  assert.match(await badge.getAttribute('title'), /^Every test passed on .*\d{4}; the latest run did not pass\.$/);
+  assert.match(await page.getByTestId('exercise-state-note').textContent(), /every test passed on .*\d{4}; the latest run did not pass/);
+  assert.match(await summary(), /^1 of 11 passed/, 'the count keeps an exercise passed once');
+  assert.equal(await page.getByTestId('solution').count(), 1, 'the reference solution stays open');
+  assertNoProblems(problems, 'exercises.html');
+});
+
 test('Stop, or moving to another exercise, ends a run at once', async (t) => {
   const { page, problems, close } = await openExercise('rope');
   t.after(close);
   await setCode(page, 'function rope() { for (;;) {} }');
   await page.getByTestId('run').click();
   await page.getByTestId('stop').click();
-  await page.getByTestId('run-status').filter({ hasText: 'Stopped.' }).waitFor({ timeout: 1000 });
+  await page.getByTestId('run-status').filter({ hasText: 'Stopped before every test had run: no verdict for this run.' }).waitFor({ timeout: 1000 });
   assert.equal(await page.getByTestId('run').isEnabled(), true);
   assert.equal(await page.getByTestId('state-rope').textContent(), 'not tried', 'a stopped run is no verdict');
 
@@ -179,6 +215,38 @@ test('a syntax error names its line; a thrown exception its message and line', a
   assert.match(report, /TypeError: Cannot read properties of undefined \(reading 'length'\) \(line 3, column \d+\)/);
   await page.getByRole('button', { name: 'Show line 3' }).first().click();
   assert.match(await page.locator('.cm-error-line').textContent(), /row\.missing\.length/);
+  assertNoProblems(problems, 'exercises.html');
+});
+
+test('the sandbox has no network: each way to one throws saying so, and code with import() is refused', async (t) => {
+  const { page, problems, close } = await openExercise('softmax');
+  t.after(close);
+  // The page says so where it explains the worker.
+  assert.match(await page.locator('main').textContent(), /The worker has no network/);
+  await setCode(page, [
+    'function softmax(x) {',
+    '  const tried = [];',
+    '  const attempt = (what, f) => { try { f(); tried.push(`${what} ran`); } catch (e) { tried.push(e.message); } };',
+    "  attempt('fetch', () => fetch('http://example.com/a'));",
+    "  attempt('XMLHttpRequest', () => { const r = new XMLHttpRequest(); r.open('GET', 'http://example.com/b'); r.send(); });",
+    "  attempt('WebSocket', () => new WebSocket('ws://example.com/c'));",
+    "  attempt('EventSource', () => new EventSource('http://example.com/d'));",
+    "  attempt('importScripts', () => importScripts('http://example.com/e.js'));",
+    "  attempt('restore', () => { delete self.fetch; self.fetch = 1; fetch('http://example.com/g'); });",
+    "  throw new Error(tried.join('; '));",
+    '}',
+  ].join('\n'));
+  await run(page);
+  const report = await page.getByTestId('results').textContent();
+  for (const name of ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts'])
+    assert.match(report, new RegExp(`${name} is switched off: exercise code runs with no network`), name);
+  assert.doesNotMatch(report, / ran\b/);
+  // import() is syntax, not a function to switch off: code that holds it does not run at all.
+  await setCode(page, "function softmax(x) {\n  import('http://example.com/f.js');\n  return x;\n}\n");
+  await run(page);
+  assert.match(await page.getByTestId('results').textContent(), /import\(\) is switched off: exercise code runs with no network/);
+  await page.waitForTimeout(300); // time for a request to show if one had been sent
+  assert.deepEqual(problems.nonLocalRequests, []);
   assertNoProblems(problems, 'exercises.html');
 });
 

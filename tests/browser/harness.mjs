@@ -61,6 +61,7 @@
 //   formatViolations(violations)   one line per violation, then one per target
 //   layoutWidth(page)              -> { viewport, scrollWidth, offenders }: offenders are the
 //                                  outermost elements sticking out past the viewport's right edge
+//   blackShare(page, selector)     -> the share of the element's pixels on screen that are black
 //   screenshot(page, name)         full-page PNG into $SCREENSHOT_DIR (no-op when unset)
 //
 // A new test file (name it in CMakeLists.txt's browser_tests, in a group or alone):
@@ -477,7 +478,9 @@ export function changeFirstControl(page, name) {
 let axeSource;
 export async function runAxe(page, tags = ['wcag2a', 'wcag2aa', 'best-practice']) {
   axeSource ??= fs.readFileSync(requireFromWeb.resolve('axe-core/axe.min.js'), 'utf8');
-  await page.addScriptTag({ content: axeSource });
+  // Evaluated through the debugging protocol, not added as a <script>: a page's
+  // Content-Security-Policy (exercises.html has one) refuses inline scripts.
+  await page.evaluate(axeSource);
   const result = await page.evaluate(
     (tags) => window.axe.run(document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] }),
     tags);
@@ -539,6 +542,27 @@ export function layoutWidth(page) {
     }
     return { viewport, scrollWidth, offenders: offenders.slice(0, 15) };
   });
+}
+
+/**
+ * The share of the pixels of `selector`'s first element, as the screen shows it, that are
+ * black or nearly (every channel under 24): an SVG shape or a canvas left filled black,
+ * say because its styles never arrived. Text in the page's colours is not that dark.
+ */
+export async function blackShare(page, selector) {
+  const png = await page.locator(selector).first().screenshot();
+  return page.evaluate(async (base64) => {
+    const image = new Image();
+    image.src = `data:image/png;base64,${base64}`;
+    await image.decode();
+    const canvas = new OffscreenCanvas(image.width, image.height);
+    const context = canvas.getContext('2d');
+    context.drawImage(image, 0, 0);
+    const { data } = context.getImageData(0, 0, image.width, image.height);
+    let black = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] < 24 && data[i + 1] < 24 && data[i + 2] < 24) black++;
+    return black / (image.width * image.height);
+  }, png.toString('base64'));
 }
 
 export async function screenshot(page, name) {

@@ -13,6 +13,10 @@
 //             sideways shows a shadow at the edge that hides more, and none at the other
 //   focus:    a focused heatmap's focus ring lies inside every box that clips it
 //   names:    no two visible buttons of a widget have the same accessible name
+//   alone:    each widget, reached straight from the top of a freshly loaded page (so that
+//             no other widget's code or styles have loaded unless it needs them), is drawn
+//             complete: its figure has no black area (under 1% of its pixels black; an SVG
+//             shape whose styles are missing fills black)
 // Each page is loaded once at 1280 px and once at 360 px; every check but the input
 // probe (1280 px only, it changes the page) runs on both: at 360 px equations and
 // code blocks start to scroll sideways, which axe checks for keyboard access.
@@ -26,7 +30,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  assertNoProblems, changeFirstControl, distDir, formatProblems, formatViolations, layoutWidth, openPage,
+  assertNoProblems, blackShare, changeFirstControl, distDir, formatProblems, formatViolations, layoutWidth, openPage,
   runAxe, screenshot, startSite, waitForWidgetChange, waitForWidgets, widgetSnapshot,
 } from './harness.mjs';
 
@@ -252,6 +256,39 @@ for (const pageName of pages) {
       }
       assert.equal(formatProblems(problems), before, `${pageName}: new problems while changing inputs`);
     });
+  });
+}
+
+// Each widget with only what it loads itself: the page is loaded afresh and the widget's
+// figure jumped to, not scrolled through the ones before it.
+for (const pageName of ['index.html', 'notebook.html']) {
+  test(`${pageName}: each widget, reached alone, is drawn complete (no black area)`, async (t) => {
+    const names = await (async () => {
+      const opened = await openPage(site.browser, site.url(pageName));
+      try {
+        return await opened.page.$$eval('[data-widget]', (hosts) => hosts.map((host) => host.dataset.widget));
+      } finally {
+        await opened.close();
+      }
+    })();
+    for (const name of names) {
+      await t.test(name, async () => {
+        const { page, problems, close } = await openPage(site.browser, site.url(pageName));
+        try {
+          const figure = `[data-widget="${name}"]`;
+          await page.evaluate((name) => document.querySelector(`[data-widget="${name}"]`).scrollIntoView({ block: 'start' }), name);
+          await page.waitForFunction((name) => document.querySelector(`[data-widget="${name}"]`).dataset.ready, name, { timeout: 15_000 });
+          // Its drawing happens in the frames after it is ready. Styles that come later than
+          // that have left it black for a while: that fails too.
+          await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+          const share = await blackShare(page, figure);
+          assert.ok(share < 0.01, `${name}: ${(share * 100).toFixed(1)}% of its figure is black`);
+          assertNoProblems(problems, `${pageName} at ${name}`);
+        } finally {
+          await close();
+        }
+      });
+    }
   });
 }
 

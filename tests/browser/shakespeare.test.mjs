@@ -67,7 +67,16 @@ test('the explorer switches to the trained weights: characters on the axes, attn
   const layer = Number(await page.getByTestId('explorer-layer').inputValue()), head = Number(await page.getByTestId('explorer-head').inputValue());
   assert.ok(largestDifference(matrix, trace.layers[layer].probabilities[0][head]) <= tolerance);
   const line = await page.locator('.sequence-line').first().textContent();
-  assert.match(line, /"BOS" "J" "U" "L" "I" "E" "T" ":" "\\\\n" "O"/); // a newline shows as \n
+  assert.match(line, /"BOS" "J" "U" "L" "I" "E" "T" ":" "↵" "O"/); // a newline shows as ↵
+  // On the axes too (the table view lists what the canvas draws), and the keyboard readout names it.
+  const main = page.locator('[data-testid="explorer-heatmap-main"]');
+  await main.getByRole('button', { name: /as a table$/ }).click();
+  const columns = await main.locator('table thead th').allTextContents();
+  assert.equal(columns[1 + 8], '↵', JSON.stringify(columns));  // after the corner cell: BOS, J, U, L, I, E, T, :, then the newline
+  assert.ok(!columns.slice(1).some((c) => c.includes('\\')), JSON.stringify(columns));
+  await main.locator('canvas.heatmap-canvas').focus();
+  for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowDown');
+  assert.match(await main.locator('.heatmap-readout').textContent(), /query 8 \("↵" \(↵ is a newline\)\)/);
 
   // A character the plays never use is refused by the core, and the last view stays.
   await page.getByTestId('explorer-text').fill('JULIET: §');
@@ -122,6 +131,21 @@ test('the Shakespeare figures show what the core computes on the shipped weights
   await page.waitForSelector('[data-testid="loss-and-continuation-written"]:not(:empty)', { timeout: 20000 });
   assert.ok(record.result.heldout_loss <= 1.8, `held-out loss ${record.result.heldout_loss}`);
   assert.match(await page.getByTestId('loss-and-continuation-summary').textContent(), new RegExp(record.result.heldout_loss.toFixed(3)));
+  // One number for the even guess: the prose, the summary and the chart's rule all give ln 65 to three places.
+  const evenGuess = Math.log(65).toFixed(3);
+  const section = await page.locator('#loss-here + p').textContent();
+  assert.ok(section.includes(`≈${evenGuess}`) || section.includes(`≈ ${evenGuess}`) || section.includes(evenGuess), `the prose: ${section}`);
+  assert.match(await page.getByTestId('loss-and-continuation-summary').textContent(), new RegExp(`would cost ${evenGuess}\\.`));
+  const chart = page.getByTestId('loss-and-continuation-curve');
+  assert.equal(await chart.locator('.chart-rule-label').textContent(), `guessing evenly: ln 65 = ${evenGuess}`);
+  // The x axis ends at the run's last step, and no tick label runs past the chart's edge.
+  const ticks = await chart.locator('svg').evaluate((svg) => ({
+    width: Number(svg.getAttribute('width')),
+    labels: [...svg.querySelectorAll('.chart-tick')].map((t) => [t.textContent, t.getBBox().x, t.getBBox().x + t.getBBox().width]),
+  }));
+  for (const [text, left, right] of ticks.labels) assert.ok(left >= 0 && right <= ticks.width + 0.5, `tick "${text}" runs past the chart: ${left} to ${right} of ${ticks.width}`);
+  const steps = ticks.labels.filter(([text]) => !text.includes('.')).map(([text]) => Number(text.replace(/,/g, '')));  // the y axis's have decimals
+  assert.ok(steps.length >= 2 && steps.every((x) => x <= record.result.steps), `x ticks ${steps} against ${record.result.steps} steps`);
   const loss = Number(await page.getByTestId('loss-and-continuation-loss').getAttribute('data-loss'));
   assert.ok(loss > 0 && loss < Math.log(65), `loss on the default text: ${loss}`);
   // The prompt leaves room for 48 characters in the 64 positions the model was trained on.

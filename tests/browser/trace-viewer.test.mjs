@@ -47,6 +47,14 @@ function axisLabel(text) {
   return chars.length <= 12 ? chars.join('') : chars.slice(0, 11).join('') + '…';
 }
 
+// A token in the heatmap's readout: in quotes, marked, with the marks it uses named.
+function namedLabel(text) {
+  const marks = { ' ': '␣', '\n': '↵', '\t': '⇥' };
+  const names = { ' ': 'a space', '\n': 'a newline', '\t': 'a tab' };
+  const used = [...new Set(Array.from(text).filter((c) => c in names))];
+  return `"${Array.from(text, (c) => marks[c] ?? c).join('')}"` + (used.length ? ` (${used.map((c) => `${marks[c]} is ${names[c]}`).join(', ')})` : '');
+}
+
 // formatNumber of web/src/lib/dom.ts, as the heatmap readout prints p.
 function formatP(p) {
   return p !== 0 && Math.abs(p) < 1e-4 ? p.toExponential(2) : p.toFixed(4);
@@ -102,7 +110,7 @@ test('trace-viewer shows an attn probe trace: probabilities, token text, summary
   await page.keyboard.press('ArrowRight');
   const readout = await main.locator('.heatmap-readout').textContent();
   const p = probe.layers[1].probabilities[0][2][3][1];
-  assert.equal(readout, `layer 1, head 2, query 3 (${JSON.stringify(axisLabel(tokenText[3]))}) → key 1 (${JSON.stringify(axisLabel(tokenText[1]))}): p = ${formatP(p)}`);
+  assert.equal(readout, `layer 1, head 2, query 3 (${namedLabel(tokenText[3])}) → key 1 (${namedLabel(tokenText[1])}): p = ${formatP(p)}`);
 
   // Axis labels: the token text, spaces marked (the table view lists exactly what the canvas draws).
   await main.getByRole('button', { name: 'Show layer 1, head 2 as a table' }).click();

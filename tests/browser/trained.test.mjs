@@ -231,24 +231,46 @@ test('trained-model open passes axe and fits a 360 px screen', async (t) => {
   assertNoProblems(problems, 'index.html at 360 px with trained-model open');
 });
 
-test('trained-model names what is wrong with a broken file and stays usable', async (t) => {
+test('trained-model names what is wrong with a broken file and stays usable; another model opens without a reload', async (t) => {
   const { page, problems } = await openTrained(t);
   const bytes = fs.readFileSync(model);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trained-model-bad-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const truncated = path.join(dir, 'truncated.bin');
   fs.writeFileSync(truncated, bytes.subarray(0, 100000));
+  // Junk whose first 4 bytes pass for a longest piece of 27 bytes: the first piece's length is what gives it away.
+  const junk = path.join(dir, 'junk.bin');
+  fs.writeFileSync(junk, Buffer.concat([Buffer.from([27, 0, 0, 0]), Buffer.alloc(4), Buffer.from('not a tokenizer at all, only text')]));
+  const doorStatus = () => page.getByTestId('trained-model-door-status').textContent();
+  const failure = async () => {
+    await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="trained-model-door-status"]').textContent));
+    return doorStatus();
+  };
   await page.locator('details summary', { hasText: 'Open a model file' }).click();
   await page.getByTestId('trained-model-model-file').setInputFiles(truncated);
   await page.getByTestId('trained-model-tokenizer-file').setInputFiles(tokenizer);
   await page.getByTestId('trained-model-open').click();
-  await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="trained-model-status"]').textContent));
-  const message = await page.getByTestId('trained-model-status').textContent();
-  assert.match(message, /truncated\.bin could not be opened: the model file: .*bytes/);
-  // Still usable: the right files open.
+  assert.match(await failure(), /truncated\.bin could not be opened: the model file: .*bytes/);
   await page.getByTestId('trained-model-model-file').setInputFiles(model);
+  await page.getByTestId('trained-model-tokenizer-file').setInputFiles(junk);
+  await page.getByTestId('trained-model-open').click();
+  const message = await failure();
+  assert.match(message, /stories260K\.bin could not be opened: .*piece 0 gives its length as \d+ bytes, outside 0 to the header's longest piece, 27: not a llama2\.c tokenizer\.bin/);
+  assert.doesNotMatch(message, /-\d/, 'no negative numbers in the message');
+  // Still usable: the right files open.
+  await page.getByTestId('trained-model-tokenizer-file').setInputFiles(tokenizer);
   await page.getByTestId('trained-model-open').click();
   await page.waitForSelector('[data-testid="trained-model-heatmap-main"][data-probabilities]');
+  assert.equal(await doorStatus(), '');
+  // And another model can be opened after it, with no reload: the door stays above the model.
+  const renamed = path.join(dir, 'again.bin');
+  fs.writeFileSync(renamed, bytes);
+  await page.locator('details summary', { hasText: 'Open another model file' }).click();
+  await page.getByTestId('trained-model-model-file').setInputFiles(renamed);
+  await page.getByTestId('trained-model-open').click();
+  await page.waitForFunction(() => /^again:/.test(document.querySelector('[data-testid="trained-model-info"]')?.textContent ?? ''));
+  await page.waitForSelector('[data-testid="trained-model-heatmap-main"][data-probabilities]');
+  assert.equal(await page.getByTestId('trained-model-info').count(), 1, 'one model shown at a time');
   assertNoProblems(problems, 'index.html after a broken file');
 });
 
@@ -260,8 +282,8 @@ test('trained-model says so when its wasm module cannot be fetched, and does not
   await page.route(/attention_trained[^/]*\.wasm$/, (route) => route.fulfill({ status: 404, body: 'gone' }));
   await waitForWidget(page, 'trained-model');
   await page.getByTestId('trained-model-load').click();
-  await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="trained-model-status"]').textContent), null, { timeout: 10000 });
-  assert.match(await page.getByTestId('trained-model-status').textContent(), /stories260K could not be opened: .*attention_trained.*HTTP 404/);
+  await page.waitForFunction(() => /could not be opened/.test(document.querySelector('[data-testid="trained-model-door-status"]').textContent), null, { timeout: 10000 });
+  assert.match(await page.getByTestId('trained-model-door-status').textContent(), /stories260K could not be opened: .*attention_trained.*HTTP 404/);
   assert.equal(await page.getByTestId('trained-model-load').isEnabled(), true, 'the button is usable again');
   assert.deepEqual(problems.pageErrors, []);
 });

@@ -49,6 +49,21 @@ TEST_CASE("each known mistake fails and is diagnosed by name") {
         }
 }
 
+TEST_CASE("diagnoses use each exercise's own symbols: dh for the head size where d is the model width") {
+    const Exercise& mha = find_exercise("causalMultiHeadAttention");
+    bool names_model_width = false;
+    for (const Mistake& m : mha.mistakes) {
+        INFO(m.id << ": " << m.title << " / " << m.explanation);
+        CHECK(m.title.find("sqrt(D)") == std::string::npos);
+        CHECK(m.explanation.find("sqrt(D)") == std::string::npos);
+        names_model_width = names_model_width || m.id == "scaled_by_sqrt_d";
+    }
+    CHECK(names_model_width);
+    // Where D is the head size (the attention exercise's q [B, H, T, D]), the text says D.
+    for (const Mistake& m : find_exercise("attention").mistakes)
+        if (m.id == "missing_scale") CHECK(m.title == "Missing 1/sqrt(D)");
+}
+
 TEST_CASE("the flexible attention recipe, left at its defaults, equals the core's attention") {
     for (const Exercise& e : {find_exercise("attention"), find_exercise("groupedQueryAttention")})
         for (const JudgeCase& c : e.cases) {

@@ -46,7 +46,7 @@ TEST_CASE("characters outside the vocabulary fall back to their UTF-8 bytes") {
     CHECK(pieces(t, t.encode("\xC3\xA9", false)) == std::vector<std::string>{"\xE2\x96\x81", "\xC3\xA9"});
     CHECK(pieces(t, t.encode("\xC3\xBC", false)) == std::vector<std::string>{"\xE2\x96\x81", "<0xC3>", "<0xBC>"});
     CHECK(t.decode(t.encode("a\xC3\xBC b")) == "a\xC3\xBC b");
-    CHECK(t.display(t.encode("\n", false)[1]) == "\\n");
+    CHECK(t.display(t.encode("\n", false)[1]) == "\n");
 }
 
 TEST_CASE("decode undoes encode and skips special tokens") {
@@ -68,7 +68,7 @@ TEST_CASE("a byte piece is exactly <0xHH>: a piece that only looks like one is t
     CHECK(t.decode({5}) == "<0x4>");
     CHECK(t.decode({6}) == "\n");      // lower-case hex digits name a byte too
     CHECK(t.display(4) == "<0x4G>");
-    CHECK(t.display(6) == "\\n");
+    CHECK(t.display(6) == "\n");
 }
 
 TEST_CASE("malformed tokenizer.json is rejected with a reason") {

@@ -62,7 +62,7 @@ TEST_CASE("the character vocabulary: BOS at 0, then the distinct characters in c
     CHECK(t.encode("a b") == std::vector<std::int32_t>{0, 3, 2, 4});
     CHECK(t.encode("a b", false) == std::vector<std::int32_t>{3, 2, 4});
     CHECK(t.decode(t.encode(text)) == text);
-    CHECK(t.display(1) == "\\n");
+    CHECK(t.display(1) == "\n");
     CHECK(t.display(2) == " ");
     CHECK_THROWS_WITH_AS(t.encode("abc"), doctest::Contains("'c'"), InputError);
 }

@@ -15,7 +15,20 @@ import { ImportError, LastRun, ProgressStore, Status, statusOf, TIMEOUT_CHOICES 
 import { JudgeReport, renderReport } from './report';
 import { runInSandbox, seconds, warmSandbox } from './sandbox';
 
-const statusLabel: Record<Status, string> = { 'not-tried': 'not tried', failing: 'failing', passed: 'passed' };
+const statusLabel: Record<Status, string> = { 'not-tried': 'not tried', failing: 'failing', passed: 'passed', 'passed-once': 'passed once' };
+
+/** When an exercise first passed, as a date the learner reads ("5 Dec 2026"), or '' when unknown. */
+function solvedDate(solvedAt: string | undefined): string {
+  const when = solvedAt ? new Date(solvedAt) : null;
+  return when && !Number.isNaN(when.getTime()) ? when.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' }) : '';
+}
+
+/** A badge's longer text, for its title: what passed once means, with the date. */
+function statusTitle(status: Status, solvedAt: string | undefined): string | undefined {
+  if (status !== 'passed-once') return undefined;
+  const date = solvedDate(solvedAt);
+  return `Every test passed ${date ? `on ${date}` : 'in an earlier run'}; the latest run did not pass.`;
+}
 
 function byId<T extends HTMLElement>(id: string): T {
   const node = document.getElementById(id);
@@ -51,6 +64,7 @@ class ExercisesPage {
   private results!: HTMLElement;
   private solutionHost!: HTMLElement;
   private statusBadge!: HTMLElement;
+  private statusNote!: HTMLElement;
 
   constructor(
     private readonly list: HTMLOListElement,
@@ -96,7 +110,8 @@ class ExercisesPage {
         const link = el('a', { href: `?e=${text.id}`, 'aria-current': text.id === this.selected ? 'page' : undefined },
           el('span', { class: 'exercise-index' }, `${i + 1}.`), ' ',
           el('span', { class: 'exercise-title' }, text.title), ' ',
-          el('span', { class: `badge ${status}`, 'data-testid': `state-${text.id}` }, statusLabel[status]));
+          el('span', { class: `badge ${status}`, 'data-testid': `state-${text.id}`, title: statusTitle(status, this.store.get(text.id).solvedAt) },
+            statusLabel[status]));
         link.addEventListener('click', (event) => {
           if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
           event.preventDefault();
@@ -105,7 +120,8 @@ class ExercisesPage {
         return el('li', {}, link);
       }),
     );
-    const passed = exerciseTexts.filter((t) => statusOf(this.store.progress, t.id) === 'passed').length;
+    // An exercise passed once stays counted while the learner experiments with it.
+    const passed = exerciseTexts.filter((t) => this.store.get(t.id).solved).length;
     this.summary.textContent = `${passed} of ${exerciseTexts.length} passed`;
   }
 
@@ -130,6 +146,7 @@ class ExercisesPage {
 
     const heading = el('h2', { id: 'exercise-title', tabindex: '-1' }, text.title);
     this.statusBadge = el('span', { class: 'badge', 'data-testid': 'exercise-state' });
+    this.statusNote = el('span', { 'data-testid': 'exercise-state-note' });
     const editorHost = el('div', { class: 'editor-host', 'data-testid': 'editor' });
 
     this.runButton = el('button', { type: 'button', 'data-testid': 'run' }, 'Run');
@@ -146,7 +163,7 @@ class ExercisesPage {
     this.solutionHost = el('div', { class: 'solution' });
 
     this.host.replaceChildren(
-      el('p', { class: 'exercise-number' }, `Exercise ${index + 1} of ${exerciseTexts.length} · `, this.statusBadge),
+      el('p', { class: 'exercise-number' }, `Exercise ${index + 1} of ${exerciseTexts.length} · `, this.statusBadge, this.statusNote),
       heading,
       html(text.statement, 'statement'),
       el('h3', {}, 'Signature'),
@@ -222,6 +239,10 @@ class ExercisesPage {
     const status = statusOf(this.store.progress, this.selected);
     this.statusBadge.className = `badge ${status}`;
     this.statusBadge.textContent = statusLabel[status];
+    const date = solvedDate(this.store.get(this.selected).solvedAt);
+    this.statusNote.textContent = status === 'passed-once'
+      ? ` every test passed ${date ? `on ${date}` : 'in an earlier run'}; the latest run did not pass`
+      : status === 'passed' && date ? ` first on ${date}` : '';
   }
 
   private updateSolution(): void {
@@ -273,6 +294,8 @@ class ExercisesPage {
     this.running = token;
     this.updateRunButton();
     this.results.setAttribute('aria-busy', 'true');
+    // The report and messages of the run before are gone: they are not this run's.
+    this.results.replaceChildren();
     let done = 0;
     setStatus(this.runStatus, `Running ${entry.cases} tests…`);
 
@@ -293,7 +316,7 @@ class ExercisesPage {
     this.updateRunButton();
     this.results.removeAttribute('aria-busy');
     if (result.stopped) {
-      setStatus(this.runStatus, 'Stopped.');
+      setStatus(this.runStatus, 'Stopped before every test had run: no verdict for this run.');
       return;
     }
 

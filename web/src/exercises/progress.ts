@@ -2,19 +2,22 @@
 // browsers as a JSON file (export downloads it, import reads it back).
 //
 // Stored under one key, as
-//   {format, version, timeoutSeconds, exercises: {id: {code?, status?, solved?, updated?, lastRun?}}}
+//   {format, version, timeoutSeconds, exercises: {id: {code?, status?, solved?, solvedAt?, updated?, lastRun?}}}
 // status is the last run's verdict; solved stays true once every test has passed,
-// which is what reveals the reference solution. lastRun is what that run showed (the
+// which is what reveals the reference solution, and solvedAt says when that first was. lastRun is what that run showed (the
 // judge's report and how the run went), so a reload shows the report again.
 import type { JudgeReport } from './report';
 import type { SyntaxProblem } from './sandbox';
 
-export type Status = 'not-tried' | 'failing' | 'passed';
+// passed-once: every test passed in an earlier run, not in the latest.
+export type Status = 'not-tried' | 'failing' | 'passed' | 'passed-once';
 
 export interface ExerciseProgress {
   code?: string;
   status?: 'failing' | 'passed';
   solved?: boolean;
+  /** ISO time of the first run that passed every test. */
+  solvedAt?: string;
   /** ISO time of the last change. */
   updated?: string;
   lastRun?: LastRun;
@@ -73,7 +76,9 @@ function parseLastRun(raw: unknown): LastRun | undefined {
 }
 
 export function statusOf(progress: Progress, id: string): Status {
-  return progress.exercises[id]?.status ?? 'not-tried';
+  const entry = progress.exercises[id];
+  if (entry?.status === 'failing' && entry.solved) return 'passed-once';
+  return entry?.status ?? 'not-tried';
 }
 
 /**
@@ -114,6 +119,7 @@ export function parseProgress(value: unknown, knownIds: readonly string[]): { pr
       code: entry.code as string | undefined,
       status: entry.status as ExerciseProgress['status'],
       solved: (entry.solved as boolean | undefined) || entry.status === 'passed' || undefined,
+      solvedAt: typeof entry.solvedAt === 'string' && !Number.isNaN(Date.parse(entry.solvedAt)) ? entry.solvedAt : undefined,
       updated: typeof entry.updated === 'string' ? entry.updated : undefined,
       lastRun: parseLastRun(entry.lastRun),
     };
@@ -157,8 +163,12 @@ export class ProgressStore {
   }
 
   update(id: string, change: ExerciseProgress): void {
-    const entry = { ...this.get(id), ...change, updated: new Date().toISOString() };
-    if (entry.status === 'passed') entry.solved = true;
+    const now = new Date().toISOString();
+    const entry = { ...this.get(id), ...change, updated: now };
+    if (entry.status === 'passed') {
+      entry.solvedAt ??= now;
+      entry.solved = true;
+    }
     this.progress.exercises[id] = entry;
     this.save();
   }

@@ -1,6 +1,6 @@
 // The sandbox: a dedicated worker that runs the learner's code, never the page's
-// thread. One worker serves one run; the page terminates it afterwards, or as soon
-// as a case outlives the timeout (sandbox.ts).
+// thread, with no network. One worker serves one run; the page terminates it
+// afterwards, or as soon as a case outlives the timeout (sandbox.ts).
 //
 //   page -> worker   SandboxRequest {code, name, casesJson}
 //   worker -> page   {kind: 'ready'}                 on start, before any learner code
@@ -14,6 +14,22 @@ import { errorLocation, errorText, missingFunctionText, runCases } from './runne
 import type { SandboxMessage, SandboxRequest } from './sandbox-protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
+
+// The learner's code has no network. Each way a worker can reach one is replaced, before
+// any learner code runs, by a function that throws saying so (and cannot be put back:
+// the properties are neither writable nor configurable). import() is syntax, not a
+// property: code that contains it is refused before it runs (run, below). The worker
+// also runs under exercises.html's Content-Security-Policy (it starts from a blob: URL,
+// sandbox.ts), whose connect-src refuses any other host to fetch and its kin.
+// Worker is kept for locateSyntaxError, below, which starts one on the code's text.
+const StartWorker = Worker;
+const switchedOff = ['fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'WebTransport', 'Worker', 'SharedWorker'];
+for (const name of switchedOff) {
+  const refuse = function () {
+    throw new TypeError(`${name} is switched off: exercise code runs with no network`);
+  };
+  Object.defineProperty(self, name, { value: refuse, writable: false, configurable: false, enumerable: false });
+}
 
 // The name stack frames give the learner's code (a sourceURL comment).
 const FILE = 'solution.js';
@@ -43,7 +59,7 @@ function locateSyntaxError(code: string): Promise<{ line: number; column: number
     let url = '';
     try {
       url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
-      probe = new Worker(url);
+      probe = new StartWorker(url);
     } catch {
       resolve(null);
       return;
@@ -62,7 +78,15 @@ function locateSyntaxError(code: string): Promise<{ line: number; column: number
   });
 }
 
+// import( with any spacing, outside nothing: a comment or a string that holds it is refused too,
+// which the message says how to fix.
+const dynamicImport = /\bimport\s*\(/;
+
 async function run({ code, name, casesJson }: SandboxRequest): Promise<void> {
+  if (dynamicImport.test(code)) {
+    post({ kind: 'failed', error: 'import() is switched off: exercise code runs with no network (remove every "import(" from the code, comments included)' });
+    return;
+  }
   let compiled: () => () => unknown;
   try {
     // The function's name is looked up after the code ran, so a const or a class

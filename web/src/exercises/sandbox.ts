@@ -7,6 +7,7 @@
 // time and kept waiting; each run uses it once and a new one is started behind it.
 import type { CaseOutput } from './runner.mjs';
 import type { SandboxMessage, SandboxRequest } from './sandbox-protocol';
+import sandboxWorkerUrl from './sandbox-worker.ts?worker&url';
 
 export interface SyntaxProblem {
   message: string;
@@ -35,8 +36,15 @@ export interface RunOptions extends SandboxRequest {
   signal?: AbortSignal;
 }
 
+// The worker starts from a blob: URL that imports sandbox-worker.ts: a worker from a
+// blob: URL runs under the page's Content-Security-Policy (exercises.html), whose
+// connect-src lets fetch and its kin reach this site alone.
+let workerSource: string | null = null;
+
 function startWorker(): { worker: Worker; ready: Promise<void> } {
-  const worker = new Worker(new URL('./sandbox-worker.ts', import.meta.url), { type: 'module', name: 'exercise sandbox' });
+  workerSource ??= URL.createObjectURL(new Blob([`import ${JSON.stringify(new URL(sandboxWorkerUrl, document.baseURI).href)};\n`],
+    { type: 'text/javascript' }));
+  const worker = new Worker(workerSource, { type: 'module', name: 'exercise sandbox' });
   const ready = new Promise<void>((resolve, reject) => {
     const onMessage = (event: MessageEvent<SandboxMessage>) => {
       if (event.data.kind !== 'ready') return;

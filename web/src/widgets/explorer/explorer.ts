@@ -45,7 +45,6 @@ function runTrained(checkpoint: Checkpoint, text: string): AttentionRun {
     config: checkpoint.info.config,
     tokens: result.tokens,
     tokenText: [result.labels],
-    axisText: [result.labels],
     probabilities: result.layers.map((layer) => layer.probabilities),
     mixing: { v: result.layers.map((layer) => layer.v), headOutputs: result.layers.map((layer) => layer.head_outputs) },
   };

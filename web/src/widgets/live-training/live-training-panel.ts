@@ -12,7 +12,7 @@ import { count } from '../../lib/words';
 import type { ProbeAttention, TrainerMessage, TrainerRequest } from './live-training-protocol';
 import { LossCurve } from '../shared/loss-curve';
 import { groupDigits } from '../../lib/words';
-import { tokenLabel, visibleText, whitespaceKey } from '../shared/token-text';
+import { namedText, tokenLabel, whitespaceKey } from '../shared/token-text';
 import { excerpt } from './live-training';
 
 // The run the widget starts: smaller steps than attn train's (16 windows, not 64), so
@@ -75,7 +75,7 @@ async function fetchExcerpt(): Promise<string | null> {
 /** One head's probabilities on the probe text, for the shared Heatmap. */
 function headData(attention: ProbeAttention, layer: number, head: number): HeatmapData {
   const p = attention.probs[layer][head];
-  const label = (t: number) => (t === 0 ? 'BOS' : visibleText(attention.labels[t]));
+  const label = (t: number) => (t === 0 ? '"BOS"' : namedText(attention.labels[t]));
   const causal = (r: number, c: number) => c <= r;
   return {
     rows: p.length,
@@ -87,7 +87,7 @@ function headData(attention: ProbeAttention, layer: number, head: number): Heatm
     scale: sequential(0, 1),
     domain: [0, 1],
     describe: (r, c) =>
-      `layer ${layer}, head ${head}, query ${r} (${JSON.stringify(label(r))}) → key ${c} (${JSON.stringify(label(c))})` +
+      `layer ${layer}, head ${head}, query ${r} (${label(r)}) → key ${c} (${label(c)})` +
       (causal(r, c) ? `: p = ${formatNumber(p[r][c])}` : `: masked, key ${c} comes after query ${r}`),
   };
 }
@@ -216,6 +216,11 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
     status,
     speed,
     chart.root,
+    el('p', { class: 'view-caption', 'data-testid': 'live-training-loss-caption' },
+      'Why the training loss can sit above the held-out loss: the training windows include the repeated random strings, ' +
+        'and until an induction head forms the model can only guess their characters, close to the even guess; the held-out ' +
+        'loss is measured on ordinary text alone. Once the model copies the second copy from the first, those windows become ' +
+        'the easiest, and the training loss falls below it.'),
     el('h3', { class: 'view-subtitle' }, 'Two heads on a probe text'),
     el('div', { class: 'controls' }, labelled('Probe text', probe, `BOS is added in front; at most ${o.context - 1} characters`), labelled('Left', panels[0].picker), labelled('Right', panels[1].picker)),
     probeNote,
@@ -256,7 +261,7 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
       drawPending = false;
       const start = performance.now();
       if (dirty.readout) drawReadout();
-      if (dirty.chart) chart.setData({ losses, heldout, baseline: info ? Math.log(info.vocab_size) : null });
+      if (dirty.chart) chart.setData({ losses, heldout, characters: info ? info.vocab_size - 1 : null, steps: trainingOptions.steps });
       if (dirty.heads) panels.forEach((panel) => panel.show(attention, patterns, attentionSteps));
       if (dirty.scores) drawScores();
       Object.assign(dirty, { chart: false, heads: false, scores: false, readout: false });

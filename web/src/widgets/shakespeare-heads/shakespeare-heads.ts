@@ -16,6 +16,7 @@ import type { PatternScores } from '../../lib/trained-core';
 import type { WidgetContext } from '../../lib/widget';
 import { inBackgroundTask } from '../../lib/background-task';
 import { count, groupDigits } from '../../lib/words';
+import { namedText, tokenLabel } from '../shared/token-text';
 
 const defaultText = 'ROMEO:\nBut soft, what light through yonder window breaks?';
 
@@ -46,20 +47,21 @@ function whenNear(root: HTMLElement, status: HTMLElement, use: (checkpoint: Chec
   root.addEventListener('pointerdown', start, { once: true });
 }
 
-/** One head's probabilities [T][T] over labelled tokens, as a heatmap's data. */
+/** One head's probabilities [T][T] over the core's labels ("BOS", then each character as it is), as a heatmap's data. */
 function headData(probs: number[][], labels: string[], what: string): HeatmapData {
+  const name = (t: number) => (t === 0 ? '"BOS"' : namedText(labels[t]));
   return {
     rows: probs.length,
     cols: probs.length,
     value: (r, c) => probs[r][c] ?? 0,
     allowed: (r, c) => c <= r,
-    rowLabel: (r) => labels[r],
-    colLabel: (c) => labels[c],
+    rowLabel: (r) => (r === 0 ? 'BOS' : tokenLabel(labels[r])),
+    colLabel: (c) => (c === 0 ? 'BOS' : tokenLabel(labels[c])),
     scale: sequential(0, 1),
     domain: [0, 1],
     describe: (r, c) =>
       c <= r
-        ? `${what}: query ${r} (${labels[r]}) → key ${c} (${labels[c]}): p = ${formatNumber(probs[r][c])}`
+        ? `${what}: query ${r} (${name(r)}) → key ${c} (${name(c)}): p = ${formatNumber(probs[r][c])}`
         : `${what}: key ${c} comes after query ${r} (masked)`,
   };
 }
@@ -236,16 +238,17 @@ export function mountLossAndContinuation(root: HTMLElement, _context: WidgetCont
   const status = el('p', { class: 'status', 'data-testid': 'loss-and-continuation-status' });
   root.replaceChildren(status);
   whenNear(root, status, async (checkpoint) => {
-    const { LossCurve } = await import('../shared/loss-curve');
+    const { LossCurve, uniformLossText } = await import('../shared/loss-curve');
     const r = checkpoint.record;
+    const characters = checkpoint.info.vocab_size - 1;  // BOS is never a target
     const chart = new LossCurve('loss-and-continuation-curve');
-    chart.setData({ losses: [], heldout: r.curve.map((c) => [c.step, c.heldout_loss] as [number, number]), baseline: Math.log(checkpoint.info.vocab_size) });
+    chart.setData({ losses: [], heldout: r.curve.map((c) => [c.step, c.heldout_loss] as [number, number]), characters, steps: r.result.steps });
     const summary = el('p', { 'data-testid': 'loss-and-continuation-summary' },
       `attn train ran ${groupDigits(r.result.steps)} steps of ${r.settings.batch} windows of ${r.settings.context} characters ` +
       `(${r.settings.repeat_fraction * 100}% of them a random string repeated) in ${count(Math.round(r.result.training_seconds / 60), 'minute')} on ` +
       `${count(r.threads, 'CPU thread')}. On the held-out last tenth of the plays it ends at ` +
-      `${formatNumber(r.result.heldout_loss, 3)} nats per character; guessing evenly among the ${checkpoint.info.vocab_size - 1} characters ` +
-      `would cost ${formatNumber(Math.log(checkpoint.info.vocab_size - 1), 3)}.`);
+      `${formatNumber(r.result.heldout_loss, 3)} nats per character; guessing evenly among the ${characters} characters ` +
+      `would cost ${uniformLossText(characters)}.`);
     const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'loss-and-continuation-text' }) as HTMLTextAreaElement;
     input.value = defaultText;
     const loss = el('p', { class: 'finding', 'data-testid': 'loss-and-continuation-loss' });

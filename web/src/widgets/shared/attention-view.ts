@@ -13,12 +13,13 @@ import type { ModelConfig } from '../../lib/core';
 import { el, formatNumber, labelled, select } from '../../lib/dom';
 import { Heatmap, HeatmapData } from '../../lib/heatmap';
 import { contributionTable, FollowedRow, largestGap, weightChart, weightTable } from './attention-follow';
+import { namedText, tokenLabel as shortLabel, visibleText } from './token-text';
 
 export interface AttentionRun {
   config: Pick<ModelConfig, 'n_layers' | 'n_heads' | 'n_kv_heads'>;
   tokens: number[][];                // [B][T] token ids
-  tokenText?: string[][];            // [B][T], when a trace names its tokens (readout, sequence line)
-  axisText?: string[][];             // [B][T], shorter forms of tokenText for the axis ticks
+  tokenText?: string[][];            // [B][T] each token's own text (a newline is a newline), when known;
+                                     // shown through token-text.ts: marked, and cut short on the axes
   /** [L][B][Hq][T] rows of [S] (S = T); a row may stop after its last visible key t (the rest is 0). */
   probabilities: ArrayLike<number>[][][][];
   /** What the heads mixed; only the live core has it (a trace keeps probabilities only). */
@@ -69,14 +70,22 @@ export function partnerHead(config: AttentionRun['config'], head: number): numbe
 
 const causal = (row: number, col: number) => col <= row;
 
+/** A token in the sequence line and the follow view: its text in quotes, marked, or its id. */
 function tokenLabel(run: AttentionRun, batch: number, position: number): string {
   const text = run.tokenText?.[batch]?.[position];
-  return text !== undefined ? JSON.stringify(text) : `id ${run.tokens[batch][position]}`;
+  return text !== undefined ? `"${visibleText(text)}"` : `id ${run.tokens[batch][position]}`;
 }
 
-/** Axis tick: the position, or the token's own (possibly shortened) text when the trace has it. */
+/** A token in a tooltip: as tokenLabel, with the marks it uses named. */
+function tokenName(run: AttentionRun, batch: number, position: number): string {
+  const text = run.tokenText?.[batch]?.[position];
+  return text !== undefined ? namedText(text) : `id ${run.tokens[batch][position]}`;
+}
+
+/** Axis tick: the position, or the token's own text, marked and cut short, when the run has it. */
 function axisLabel(run: AttentionRun, batch: number, position: number): string {
-  return run.axisText?.[batch]?.[position] ?? run.tokenText?.[batch]?.[position] ?? String(position);
+  const text = run.tokenText?.[batch]?.[position];
+  return text !== undefined ? shortLabel(text) : String(position);
 }
 
 /** Row `row` of a head's probabilities, with key `col` read as 0 past the row's end (a causal row may stop at its query). */
@@ -97,7 +106,7 @@ function fullMatrix(rows: ArrayLike<number>[]): number[][] {
 function probabilityData(run: AttentionRun, sel: Selection, head: number): HeatmapData {
   const p = run.probabilities[sel.layer][sel.batch][head]; // [T] rows
   const where = (r: number, c: number) =>
-    `layer ${sel.layer}, head ${head}, query ${r} (${tokenLabel(run, sel.batch, r)}) → key ${c} (${tokenLabel(run, sel.batch, c)})`;
+    `layer ${sel.layer}, head ${head}, query ${r} (${tokenName(run, sel.batch, r)}) → key ${c} (${tokenName(run, sel.batch, c)})`;
   return {
     rows: p.length,
     cols: p.length,

@@ -106,9 +106,12 @@ export class LineChart {
     for (const tick of spec.x.ticks(plotW)) {
       const x = sx(tick.at);
       svg.append(svgEl('line', { x1: x, x2: x, y1: m.top, y2: m.top + plotH, class: 'chart-grid' }));
-      if (tick.label !== undefined) svg.append(svgEl('text', { x, y: m.top + plotH + 14, 'text-anchor': 'middle', class: 'chart-tick' }, tick.label));
+      // A label at the plot's right edge ends there, so that the chart's edge does not cut it.
+      const anchor = x >= width - m.right - 1 ? 'end' : 'middle';
+      if (tick.label !== undefined) svg.append(svgEl('text', { x, y: m.top + plotH + 14, 'text-anchor': anchor, class: 'chart-tick' }, tick.label));
     }
-    svg.append(svgEl('rect', { x: m.left, y: m.top, width: plotW, height: plotH, class: 'chart-frame' }));
+    // fill none here as well as in line-chart.css: an SVG shape fills black by default.
+    svg.append(svgEl('rect', { x: m.left, y: m.top, width: plotW, height: plotH, fill: 'none', class: 'chart-frame' }));
     svg.append(svgEl('text', { x: m.left + plotW / 2, y: plotHeight - 6, 'text-anchor': 'middle', class: 'chart-axis-title' }, spec.x.title));
     svg.append(svgEl('text', { x: 4, y: 12, class: 'chart-axis-title' }, spec.y.title));
 
@@ -127,7 +130,7 @@ export class LineChart {
     const drawn = spec.series.filter((s) => s.points.length > 0);
     for (const series of drawn) {
       const d = series.points.map(([x, y], i) => `${i ? 'L' : 'M'}${sx(x).toFixed(1)} ${sy(y).toFixed(1)}`).join('');
-      svg.append(svgEl('path', { d, class: `chart-line ${series.className}`, ...(series.id ? { 'data-series': series.id } : {}) }));
+      svg.append(svgEl('path', { d, fill: 'none', class: `chart-line ${series.className}`, ...(series.id ? { 'data-series': series.id } : {}) }));
     }
     if (legend) {
       // One row per line and per marker under the axis title: a short stretch of its

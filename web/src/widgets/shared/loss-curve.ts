@@ -3,8 +3,9 @@
 // The training loss is one number per step and noisy (each step sees another
 // batch), so it is drawn as the mean over equal runs of steps, at most `bins` of
 // them; the held-out loss is measured now and then on fixed windows and drawn as
-// points joined by a line. A dashed rule marks ln V, the loss of a uniform guess
-// over the V characters: where every run starts.
+// points joined by a line. A dashed rule marks ln V, the loss of guessing evenly
+// among the V characters a model can be asked to predict: about where every run starts.
+// The x axis runs to the run's last step, with ticks at round numbers inside it.
 import { formatNumber } from '../../lib/dom';
 import { count, groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from './line-chart';
@@ -12,10 +13,27 @@ import { LineChart, type ChartSpec } from './line-chart';
 export interface LossData {
   losses: ArrayLike<number>;         // the training loss of every step so far, step i + 1 at [i]
   heldout: [number, number][];       // (steps done, held-out loss)
-  baseline: number | null;           // ln V, when a run has started
+  characters: number | null;         // V, the characters to guess among (BOS is never a target), once known
+  steps?: number;                    // the run's length, when known: the x axis ends there
+}
+
+/** The loss of guessing evenly among `characters`: ln V, nats per character. */
+export function uniformLoss(characters: number): number {
+  return Math.log(characters);
+}
+
+/** ln V as the page writes it everywhere: three decimals. */
+export function uniformLossText(characters: number): string {
+  return formatNumber(uniformLoss(characters), 3);
 }
 
 const bins = 240;
+
+/** Ticks at multiples of a round step (1, 2 or 5 times a power of ten), at most n + 1 of them, from 0 to at most `end`. */
+export function roundTicks(end: number, n: number): number[] {
+  const step = niceCeil(end / n);
+  return Array.from({ length: Math.floor(end / step + 1e-9) + 1 }, (_, i) => i * step);
+}
 
 /** 1, 2 or 5 times a power of ten, at least x. */
 function niceCeil(x: number): number {
@@ -63,8 +81,9 @@ export class LossCurve {
 }
 
 function lossSpec(data: LossData, train: [number, number][]): ChartSpec {
-  const { losses, heldout, baseline } = data;
-  const steps = niceCeil(Math.max(100, losses.length, ...heldout.map(([s]) => s)));
+  const { losses, heldout, characters } = data;
+  const baseline = characters === null ? null : uniformLoss(characters);
+  const steps = Math.max(data.steps ?? 100, losses.length, ...heldout.map(([s]) => s));
   const values = [...train.map(([, y]) => y), ...heldout.map(([, y]) => y), ...(baseline === null ? [] : [baseline])];
   const lo = values.length ? Math.max(0, Math.floor(Math.min(...values) * 2) / 2) : 1;
   const hi = values.length ? Math.ceil(Math.max(...values) * 2) / 2 : 5;
@@ -74,10 +93,7 @@ function lossSpec(data: LossData, train: [number, number][]): ChartSpec {
     label: describe(data, train),
     x: {
       title: 'training steps', domain: [0, steps],
-      ticks: (pixels) => {
-        const n = pixels < 422 ? 2 : 5;  // a chart under 480 px wide
-        return Array.from({ length: n + 1 }, (_, i) => ({ at: (steps * i) / n, label: groupDigits((steps * i) / n) }));
-      },
+      ticks: (pixels) => roundTicks(steps, pixels < 422 ? 2 : 5).map((at) => ({ at, label: groupDigits(at) })),  // 2 under 480 px wide
     },
     y: {
       title: 'nats per character', domain: [lo, top],
@@ -87,18 +103,18 @@ function lossSpec(data: LossData, train: [number, number][]): ChartSpec {
       { name: 'train', points: train, className: 'series-train', id: 'train' },
       { name: 'held-out', points: heldout, className: 'series-heldout', id: 'heldout' },
     ],
-    rules: baseline === null ? [] : [{ y: baseline, label: `uniform guess, ln V = ${baseline.toFixed(2)}` }],
+    rules: characters === null ? [] : [{ y: uniformLoss(characters), label: `guessing evenly: ln ${characters} = ${uniformLossText(characters)}` }],
     // Marks on the measurements while they are few enough to tell apart; then the line alone.
     dots: heldout.length <= 80 ? heldout.map(([x, y]) => ({ x, y, r: 2.5, className: 'heldout-dot' })) : [],
   };
 }
 
 function describe(data: LossData, train: [number, number][]): string {
-  const { losses, heldout, baseline } = data;
+  const { losses, heldout, characters } = data;
   if (!losses.length && !heldout.length) return 'Loss per character against training steps: no steps yet.';
   const parts = [`Loss per character against training steps, ${count(losses.length, 'step')} so far.`];
   if (train.length) parts.push(`Training loss ${formatNumber(losses[0], 2)} at step 1, ${formatNumber(train[train.length - 1][1], 2)} lately.`);
   if (heldout.length) parts.push(`Held-out loss ${formatNumber(heldout[0][1], 2)} at step ${groupDigits(heldout[0][0])}, ${formatNumber(heldout[heldout.length - 1][1], 2)} at step ${groupDigits(heldout[heldout.length - 1][0])}.`);
-  if (baseline !== null) parts.push(`A uniform guess scores ${formatNumber(baseline, 2)}.`);
+  if (characters !== null) parts.push(`Guessing evenly among the ${characters} characters costs ${uniformLossText(characters)}.`);
   return parts.join(' ');
 }

@@ -10,6 +10,7 @@ export const whitespaceKey = '␣ marks a space, ↵ a newline, ⇥ a tab';
 export const maxLabelChars = 12;
 
 const marks: Record<string, string> = { ' ': '␣', '\n': '↵', '\t': '⇥' };
+const names: Record<string, string> = { ' ': 'a space', '\n': 'a newline', '\t': 'a tab' };
 
 /** One character as shown: a mark for space, newline and tab, the control picture (␍, ␀, …) for other control characters. */
 function visibleChar(char: string): string {
@@ -23,6 +24,15 @@ function visibleChar(char: string): string {
 /** The whole text with every invisible character made visible; "" becomes "∅". */
 export function visibleText(text: string): string {
   return text === '' ? '∅' : Array.from(text, visibleChar).join('');
+}
+
+/**
+ * The text in quotes as visibleText shows it, naming the marks it uses, for a tooltip or
+ * a readout: "↵" (↵ is a newline).
+ */
+export function namedText(text: string): string {
+  const used = [...new Set(Array.from(text).filter((char) => char in names))];
+  return `"${visibleText(text)}"` + (used.length ? ` (${used.map((char) => `${marks[char]} is ${names[char]}`).join(', ')})` : '');
 }
 
 /** visibleText, cut to maxLabelChars with "…" when longer. */

@@ -6,7 +6,7 @@ import { el } from '../../lib/dom';
 import { AttentionRun, AttentionView } from '../shared/attention-view';
 import { probeSummary } from './probe-summary';
 import { SinkData, SinkPlot } from './sink-plot';
-import { maxLabelChars, tokenLabel, visibleText, whitespaceKey } from '../shared/token-text';
+import { maxLabelChars, whitespaceKey } from '../shared/token-text';
 import { checkTraceSize, OpenedTrace, parseTrace, ProbeRecord, validateTrace } from './trace-file';
 import { checksTable, traceSummary } from './trace-summary';
 
@@ -25,8 +25,7 @@ function attentionRun(trace: OpenedTrace): AttentionRun {
   return {
     config: trace.config,
     tokens: trace.tokens,
-    tokenText: trace.token_text?.map((row) => row.map(visibleText)),
-    axisText: trace.token_text?.map((row) => row.map(tokenLabel)),
+    tokenText: trace.token_text,
     probabilities: trace.layers.map((l) => l.probabilities),
   };
 }

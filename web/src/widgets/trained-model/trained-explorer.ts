@@ -15,7 +15,7 @@ import type { WidgetContext } from '../../lib/widget';
 import { count, groupDigits } from '../../lib/words';
 import { AttentionRun, AttentionView, Selection } from '../shared/attention-view';
 import { HeadSummary } from './head-summary';
-import { tokenLabel, visibleText, whitespaceKey } from '../shared/token-text';
+import { visibleText, whitespaceKey } from '../shared/token-text';
 import type { ModelFiles } from './trained-model';
 
 const defaultText = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park.';
@@ -120,8 +120,7 @@ export async function startTrainedExplorer(root: HTMLElement, context: WidgetCon
   const attentionRun = (): AttentionRun => ({
     config,
     tokens: [rows.ids],
-    tokenText: [rows.ids.map((id, t) => shownText(id, rows.text[t], bos))],
-    axisText: [rows.ids.map((id, t) => (id === bos ? 'BOS' : tokenLabel(rows.text[t])))],
+    tokenText: [rows.ids.map((id, t) => (id === bos ? 'BOS' : rows.text[t]))],
     probabilities: rows.rows.map((heads) => [heads]),
   });
 

@@ -35,11 +35,14 @@ async function fetchBytes(url: string): Promise<Uint8Array> {
 }
 
 export function mountTrainedModel(root: HTMLElement, context: WidgetContext): void {
-  const status = el('p', { class: 'status', 'data-testid': 'trained-model-status' });
+  const status = el('p', { class: 'status', 'data-testid': 'trained-model-door-status' });
   const load = el('button', { type: 'button', 'data-testid': 'trained-model-load' }, `Run ${bundled.name} here (1.1 MB)`);
   const modelInput = el('input', { type: 'file', accept: '.bin', 'data-testid': 'trained-model-model-file' });
   const tokenizerInput = el('input', { type: 'file', accept: '.bin', 'data-testid': 'trained-model-tokenizer-file' });
   const open = el('button', { type: 'button', 'data-testid': 'trained-model-open' }, 'Open these files');
+  const summary = el('summary', {}, 'Open a model file');
+  // The explorer goes here, under the door, which stays: another model can be opened at any time.
+  const explorerRoot = el('div', { class: 'trained-view' });
   const door = el(
     'div',
     { class: 'trained-door' },
@@ -47,7 +50,7 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     el(
       'details',
       {},
-      el('summary', {}, 'Open a model file'),
+      summary,
       el(
         'div',
         { class: 'controls' },
@@ -59,7 +62,7 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     ),
     status,
   );
-  root.replaceChildren(door);
+  root.replaceChildren(door, explorerRoot);
 
   // The explorer's code and its wasm module start loading when the reader points at or
   // focuses one of the buttons (about to use the widget), else on the click.
@@ -104,13 +107,17 @@ export function mountTrainedModel(root: HTMLElement, context: WidgetContext): vo
     try {
       // The explorer's code and the wasm module, fetched while the model's bytes are.
       const [explorer, model] = await Promise.all([loadExplorer(), files()]);
-      await explorer.startTrainedExplorer(root, context, model);
+      await explorer.startTrainedExplorer(explorerRoot, context, model);
       context.state.set({ model: model.name === bundled.name ? bundled.name : null });
+      setStatus(status, '');
+      summary.textContent = 'Open another model file';
+      (door.querySelector('details') as HTMLDetailsElement).open = false;
     } catch (error) {
+      // The model shown before, if any, stays.
       setStatus(status, `${what} could not be opened: ${error instanceof Error ? error.message : String(error)}`, 'error');
-      load.disabled = open.disabled = false;
-      busy = false;
     }
+    load.disabled = open.disabled = false;
+    busy = false;
   };
 
   load.addEventListener('click', () =>
