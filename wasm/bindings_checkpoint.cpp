@@ -12,10 +12,11 @@
 //     .forward(text, {capture})
 //                          -> {tokens: [[BOS, ids...]], labels: [T], and with capture
 //                              every layer's fields (capture_json.hpp), as attention_core's forward}
-//     .headPatterns(text, seed)
+//     .headPatterns(text, seed, strings)
 //                          -> head_patterns.hpp's scores: BOS + text as the ordinary text, the
-//                             induction string of R = min(32, (context - 1) / 2) characters drawn
-//                             from `seed`; and induction_text, that string written twice
+//                             induction score the mean over `strings` (1 to 64) strings of
+//                             R = min(32, (context - 1) / 2) characters drawn from seeds `seed`
+//                             on; and induction_text, the first string written twice
 //     .loss(text)          -> {loss, characters}: mean cross-entropy of each character of
 //                             text after BOS and the ones before it, nats per character
 //     .generate(text, n)   -> {text, ids}: n characters, each the most likely after the ones before
@@ -88,14 +89,16 @@ public:
         });
     }
 
-    std::string head_patterns_json(const std::string& text, int seed) {
+    std::string head_patterns_json(const std::string& text, int seed, int strings) {
         return json_or_error([&] {
             const std::vector<std::int32_t> ids = encode(text);
             if (seed < 0) throw InputError("the induction string's seed must not be negative");
+            if (strings < 1 || strings > 64) throw InputError("the induction score averages 1 to 64 strings");
             const std::size_t R = std::min<std::size_t>(induction_length, std::size_t(std::max(3, context_ - 1)) / 2);
             TinyBackend backend(*model_);
             const HeadPatterns patterns =
-                head_patterns(backend, ids, tokenizer_->bos_id(), R, std::uint64_t(seed), tokenizer_->bos_id() + 1);
+                head_patterns(backend, ids, tokenizer_->bos_id(), R, std::uint64_t(seed), tokenizer_->bos_id() + 1,
+                              std::size_t(strings));
             json out = head_patterns_to_json(patterns);
             out["induction_text"] = tokenizer_->decode(patterns.induction_ids);  // BOS dropped: the string written twice
             return out;

@@ -5,6 +5,8 @@
 //   const s = new core.DecodeSession({seed: 1});
 //   s.prefill({tokens: [1, 2, 3]});   -> step report (below), as JSON text
 //   s.step({token: 4});               -> step report
+//   s.append({tokens: [4, 9]});       -> step report: several tokens through the cache in one
+//                                        pass (a chunk), as a chunked prefill runs them
 //   s.reset(); s.delete();                              (embind objects are freed by hand)
 //
 // A step report: {position (the cache's counter after the step), history (keys
@@ -63,6 +65,16 @@ public:
             const json options = options_from_js(options_js, {"token"});
             if (!options.contains("token")) throw InputError("step needs a token, e.g. {\"token\": 7}");
             return advance({token_id(options["token"], model_.config.vocab_size)});
+        });
+    }
+
+    std::string append(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, {"tokens"});
+            const std::vector<std::int32_t> ids = token_list(options.value("tokens", json::array()), model_.config.vocab_size);
+            if (ids.empty()) throw InputError("append needs at least one token");
+            if (tokens_.empty()) throw InputError("the cache is empty: prefill a prompt first");
+            return advance(ids);
         });
     }
 
@@ -127,6 +139,7 @@ EMSCRIPTEN_BINDINGS(anatomy_session) {
         .constructor<emscripten::val>()
         .function("prefill", &DecodeSession::prefill)
         .function("step", &DecodeSession::step)
+        .function("append", &DecodeSession::append)
         .function("reset", &DecodeSession::reset);
 }
 

@@ -94,8 +94,9 @@ std::int32_t first_ordinary_id(std::int32_t vocab_size) {
 }
 
 HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& text_ids, std::int32_t bos_id,
-                           std::size_t R, std::uint64_t seed, std::int32_t first_id) {
+                           std::size_t R, std::uint64_t seed, std::int32_t first_id, std::size_t strings) {
     if (text_ids.size() < 2) throw InputError("head patterns need a text of at least 2 tokens");
+    if (strings < 1) throw InputError("the induction score needs at least 1 random string");
     if (bos_id < 0) throw InputError("head patterns need a beginning-of-text token: this vocabulary has none");
     const std::int32_t V = backend.config().vocab_size;
     const std::int32_t first = first_id < 0 ? first_ordinary_id(V) : first_id;
@@ -105,9 +106,18 @@ HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& te
     out.text_ids = text_ids;
     out.induction_ids = repeated_random_ids(bos_id, first, V, R, seed);
     out.induction_length = R;
+    out.induction_strings = strings;
     const std::vector<Tensor4<float>> text = pass_probs(backend, text_ids);
-    out.patterns = {previous_token_scores(text), first_token_scores(text), self_scores(text),
-                    induction_scores(pass_probs(backend, out.induction_ids), R)};
+    // The mean of the strings' scores, head by head: [L][Hq].
+    PatternScores induction = induction_scores(pass_probs(backend, out.induction_ids), R);
+    for (std::size_t i = 1; i < strings; ++i) {
+        const PatternScores more = induction_scores(pass_probs(backend, repeated_random_ids(bos_id, first, V, R, seed + i)), R);
+        for (std::size_t l = 0; l < induction.heads.size(); ++l)
+            for (std::size_t h = 0; h < induction.heads[l].size(); ++h) induction.heads[l][h] += more.heads[l][h];
+    }
+    for (std::vector<double>& layer : induction.heads)
+        for (double& score : layer) score /= double(strings);
+    out.patterns = {previous_token_scores(text), first_token_scores(text), self_scores(text), induction};
     return out;
 }
 
@@ -132,6 +142,7 @@ nlohmann::json head_patterns_to_json(const HeadPatterns& patterns) {
             {"text_ids", patterns.text_ids},
             {"induction_ids", patterns.induction_ids},
             {"induction_length", patterns.induction_length},
+            {"induction_strings", patterns.induction_strings},
             {"patterns", list}};
 }
 

@@ -6,7 +6,9 @@
 //   self            on ordinary text: mean over queries t >= 1 of p[t][t]
 //   induction       on BOS + R random ids + the same R ids again: mean over the
 //                   second copy's queries t in [R + 1, 2R] of p[t][t - R + 1], the
-//                   key just after the earlier occurrence of the current token
+//                   key just after the earlier occurrence of the current token;
+//                   with several strings, the mean of their scores (one string's
+//                   score moves by about 0.05 from one string to the next)
 // Query 0 is left out where it would count for free (it can only read itself).
 // Each score has a uniform baseline: what a head that spreads every row evenly
 // over its visible keys 0..t would score, mean of 1 / (t + 1) over the same queries.
@@ -61,20 +63,23 @@ std::int32_t first_ordinary_id(std::int32_t vocab_size);
 struct HeadPatterns {
     std::vector<PatternScores> patterns;  // previous_token, first_token, self, induction
     std::vector<std::int32_t> text_ids;       // the ordinary text's ids [T]
-    std::vector<std::int32_t> induction_ids;  // [2R + 1]
+    std::vector<std::int32_t> induction_ids;  // [2R + 1], the first string's
     std::size_t induction_length = 0;         // R
+    std::size_t induction_strings = 1;        // how many strings the induction score averages
 };
 
-// Two passes through `backend` (each from an empty cache, batch 1): `text_ids` (at
-// least 2 ids), then repeated_random_ids(bos_id, first_id, V, R, seed); first_id -1
-// means first_ordinary_id(V) (a character vocabulary passes 1: everything after BOS).
+// Passes through `backend` (each from an empty cache, batch 1): `text_ids` (at least 2
+// ids), then repeated_random_ids(bos_id, first_id, V, R, seed + i) for each of the
+// `strings` strings i = 0 .. strings - 1 (at least 1), whose induction scores are
+// averaged; first_id -1 means first_ordinary_id(V) (a character vocabulary passes 1:
+// everything after BOS).
 // R = 0 means induction_length, or fewer when [first_id, V) holds fewer ids (the
 // tiny model's 32-id vocabulary has 29 after unk, BOS and EOS). Throws InputError
 // when it holds fewer than 2, or without a BOS (bos_id < 0).
 HeadPatterns head_patterns(Backend& backend, const std::vector<std::int32_t>& text_ids, std::int32_t bos_id,
-                           std::size_t R = 0, std::uint64_t seed = 1, std::int32_t first_id = -1);
+                           std::size_t R = 0, std::uint64_t seed = 1, std::int32_t first_id = -1, std::size_t strings = 1);
 
-// {threshold, text_ids, induction_ids, induction_length, patterns: [{name, heads [L][Hq],
+// {threshold, text_ids, induction_ids, induction_length, induction_strings, patterns: [{name, heads [L][Hq],
 //  uniform_baseline, strongest: {layer, head, score}, showing: [[layer, head], ...]}]}
 nlohmann::json head_patterns_to_json(const HeadPatterns& patterns);
 

@@ -74,6 +74,12 @@ test('explorer draws exactly the upper triangle as forbidden, and forbidden cell
     const p = JSON.parse(await table.getAttribute('data-probabilities'));
     p.forEach((row, t) => row.forEach((value, s) => { if (s > t) assert.equal(value, 0); }));
     assert.deepEqual(p[0], [1, 0, 0, 0, 0]);
+    // The row sums the text asks the reader to check: shown, and the rows' own sums.
+    const sums = page.getByTestId('explorer-row-sums');
+    const shown = JSON.parse(await sums.getAttribute('data-sums'));
+    assert.deepEqual(shown, p.map((row) => row.reduce((a, b) => a + b, 0)));
+    assert.ok(shown.every((sum) => Math.abs(sum - 1) <= 1e-6), JSON.stringify(shown));
+    assert.match(await sums.textContent(), /^Row sums: each of the 5 rows adds up to (between 0\.\d{7} and 1\.\d{7}|[01]\.\d{7}): (exactly 1\.|1 to within \d\.\de-\d+, the float32 rounding of the softmax\.)$/);
   } finally {
     await close();
   }

@@ -10,6 +10,8 @@
 //             empty field, show a message
 //   errors:   a prompt with a non-id, a next token outside the vocabulary: a message,
 //             nothing stepped
+//   chunk:    2 tokens appended after 3 cached: mask [[1,1,1,1,0],[1,1,1,1,1]] (history 3), the
+//             check passes, the link keeps and replays the chunk as one step
 //   URL:      a link's prompt and decoded steps are replayed on load
 //   reset:    empties the cache and disables decoding until the next prefill
 //   teardown: taking the widget off the page frees its DecodeSession
@@ -209,6 +211,36 @@ test('kv-stepper replays a link: prompt and decoded steps', async (t) => {
   // 64 scalars * 4 bytes * 64 tokens * 2 sequences
   assert.match(await text(page, 'kv-stepper-total-bytes'), /^\(32,768 bytes/);
   assertNoProblems(problems, 'notebook.html (kv-stepper link)');
+});
+
+test('kv-stepper appends a chunk after the cache: 2 new tokens after 3 cached use tril(diagonal = S - T)', async (t) => {
+  const { page, problems, close } = await openPage(site.browser, site.url('notebook.html'));
+  t.after(close);
+  await waitForWidget(page, 'kv-stepper');
+  assert.equal((await readStep(page)).position, 3, 'the default prompt, 1,2,3, prefilled on load');
+  await page.getByTestId('kv-stepper-token').fill('4, 9');
+  assert.equal(await page.getByTestId('kv-stepper-step').textContent(), 'Append 2 tokens');
+  await page.getByTestId('kv-stepper-step').click();
+  const step = await readStep(page);
+  assert.equal(step.position, 5);
+  assert.equal(step.rows, 5);
+  assert.equal(step.history, 3);
+  // S = 5 keys, T = 2 new queries at positions 3 and 4: row t sees keys 0 .. t + 3.
+  assert.deepEqual(step.mask, [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]);
+  assertCheckPassed(step, 'the chunk');
+  assert.deepEqual(step.log.at(-1).slice(0, 4), ['append 1', '4, 9', '5', '3']);
+  assert.match(step.status, /Appended 2 tokens at positions 3 to 4 in one pass through the cache: the mask has 2 rows over 5 keys, its diagonal shifted right by the 3 cached tokens/);
+  assert.equal(await page.getByTestId('kv-stepper-step').textContent(), 'Decode next token');
+  // The link keeps the chunk as one step, and replays it as one.
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('kv-stepper.steps') === '4+9');
+  assertNoProblems(problems, 'notebook.html (kv-stepper chunk)');
+  const linked = await openPage(site.browser, page.url());
+  t.after(linked.close);
+  await waitForWidget(linked.page, 'kv-stepper');
+  const replayed = await readStep(linked.page);
+  assert.deepEqual([replayed.position, replayed.history, replayed.mask], [5, 3, step.mask]);
+  assert.deepEqual(replayed.log.map((row) => row[1]), ['1, 2, 3', '4, 9']);
+  assertNoProblems(linked.problems, 'notebook.html (kv-stepper chunk, from its link)');
 });
 
 test('kv-stepper frees its DecodeSession when the widget leaves the page', async (t) => {

@@ -2,6 +2,7 @@
 // where each score is known in closed form, and on a real pass; the KV cache's rewind.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 
 #include "checkpoint/hf_llama.hpp"
@@ -112,6 +113,32 @@ TEST_CASE("head patterns on a model: the scores of its own passes, whatever the 
             for (double score : layer) CHECK((score >= 0 && score <= 1));
         }
     CHECK_THROWS_AS(head_patterns(backend, {1}, 1), InputError);
+}
+
+TEST_CASE("the induction score over several strings is the mean of each string's score, seeds counting up") {
+    const Model<float> model = random_model(tiny_config());
+    TinyBackend backend(model);
+    const std::vector<std::int32_t> text = {1, 5, 9, 2, 7};
+    const HeadPatterns three = head_patterns(backend, text, 1, 6, 4, -1, 3);
+    CHECK(three.induction_strings == 3);
+    CHECK(three.induction_ids == repeated_random_ids(1, first_ordinary_id(32), 32, 6, 4));  // the first string's
+    const std::vector<std::vector<double>> first = head_patterns(backend, text, 1, 6, 4).patterns[3].heads;
+    std::vector<std::vector<double>> mean = first;
+    for (std::uint64_t seed : {5, 6}) {
+        const std::vector<std::vector<double>> one = head_patterns(backend, text, 1, 6, seed).patterns[3].heads;
+        for (std::size_t l = 0; l < mean.size(); ++l)
+            for (std::size_t h = 0; h < mean[l].size(); ++h) mean[l][h] += one[l][h];
+    }
+    bool moved = false;  // the strings differ, so a mean of one string repeated would not pass
+    for (std::size_t l = 0; l < mean.size(); ++l)
+        for (std::size_t h = 0; h < mean[l].size(); ++h) {
+            CHECK(three.patterns[3].heads[l][h] == doctest::Approx(mean[l][h] / 3).epsilon(1e-12));
+            moved = moved || std::abs(three.patterns[3].heads[l][h] - first[l][h]) > 1e-6;
+        }
+    CHECK(moved);
+    // The other patterns do not depend on the strings.
+    CHECK(three.patterns[0].heads == head_patterns(backend, text, 1, 6, 4).patterns[0].heads);
+    CHECK_THROWS_AS(head_patterns(backend, text, 1, 6, 4, -1, 0), InputError);
 }
 
 TEST_CASE("a rewound cache continues as if the cut tokens had never been run") {

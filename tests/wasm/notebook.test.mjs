@@ -91,6 +91,30 @@ test("the KV stepper's cached logits equal chapter 1's full forward of the same 
   assert.ok(reports.every((r) => r.argmax_agrees), 'the session\'s own full recomputation agrees too');
 });
 
+test("the KV stepper's chunk after a cache equals chapter 1's full forward, with the shifted mask", () => {
+  const session = new notebook.DecodeSession({ seed: 1 });
+  const refusedEmpty = result(session.append({ tokens: [4, 9] }));
+  assert.match(String(refusedEmpty.error), /cache is empty/);
+  result(session.prefill({ tokens: [1, 2, 3] }));
+  const chunk = result(session.append({ tokens: [4, 9] }));
+  const refusedNone = result(session.append({ tokens: [] }));
+  session.delete();
+  assert.match(String(refusedNone.error), /at least one token/);
+  assert.equal(chunk.history, 3);
+  assert.deepEqual(chunk.mask, [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]);  // tril(ones(2, 5), diagonal = 5 - 2)
+  const full = result(core.forward({ tokens: [[1, 2, 3, 4, 9]], seed: 1 })).logits[0].slice(3);  // the chunk's rows [2, V]
+  let worst = 0;
+  chunk.cached_logits.forEach((row, t) => row.forEach((x, v) => { worst = Math.max(worst, Math.abs(x - full[t][v])); }));
+  assert.ok(worst < 1e-4, `the chunk's cached logits and the full forward differ by ${worst}`);
+  // Each chunk row's weights: only the visible keys, summing to 1.
+  for (const layer of chunk.probabilities)
+    for (const head of layer)
+      head.forEach((row, t) => {
+        row.forEach((p, s) => assert.ok(chunk.mask[t][s] === 1 || p === 0, `masked key ${s} has weight ${p}`));
+        assert.ok(Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-5);
+      });
+});
+
 test('each module leaves out what only the other chapter calls', () => {
   for (const name of ['forward', 'ropeAngles', 'ropeRotate', 'ropeScores', 'CheckpointSession']) {
     assert.equal(typeof core[name], 'function', `attention_core lost ${name}`);

@@ -14,7 +14,7 @@
 //   held-out                   the last held-out loss on the plot
 //
 // and the step and the seconds of training at which the widget first saw a
-// previous-token score of 0.5 and an induction score of 0.4 (its milestones);
+// previous-token score and an induction score of 0.5, the core's mark (its milestones);
 // it stops when both are reached and at least --min-seconds have passed.
 //
 // Then, side by side, native speed: `attn train` with the options the widget ran

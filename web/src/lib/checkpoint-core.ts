@@ -44,8 +44,11 @@ export interface Checkpoint {
   info: CheckpointInfo;
   record: TrainingRecord;
   forward(text: string): CheckpointForward;
-  /** The patterns on BOS + text, and on a random string (from `seed`) written twice. */
-  headPatterns(text: string, seed: number): HeadPatterns & { induction_text: string };
+  /**
+   * The patterns on BOS + text, and on `strings` random strings (seeds `seed` on) each
+   * written twice, the induction score their mean; induction_text is the first string.
+   */
+  headPatterns(text: string, seed: number, strings?: number): HeadPatterns & { induction_text: string };
   loss(text: string): { loss: number; characters: number };
   generate(text: string, count: number): { text: string; ids: number[] };
 }
@@ -53,7 +56,7 @@ export interface Checkpoint {
 interface RawCheckpoint {
   load(config: unknown, safetensors: Uint8Array, header: unknown, tokenizer: unknown): string;
   forward(text: string, options: { capture: string[] }): string;
-  headPatterns(text: string, seed: number): string;
+  headPatterns(text: string, seed: number, strings: number): string;
   loss(text: string): string;
   generate(text: string, count: number): string;
 }
@@ -89,7 +92,7 @@ export function openShakespeare(priority: 'user' | 'background' = 'user'): Promi
       info,
       record,
       forward: (text) => unwrap(raw.forward(text, { capture: ['probabilities', 'v', 'head_outputs'] })),
-      headPatterns: (text, seed) => unwrap(raw.headPatterns(text, seed)),
+      headPatterns: (text, seed, strings = 1) => unwrap(raw.headPatterns(text, seed, strings)),
       loss: (text) => unwrap(raw.loss(text)),
       generate: (text, count) => unwrap(raw.generate(text, count)),
     };

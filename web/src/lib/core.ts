@@ -24,6 +24,8 @@ export interface DecodeSession {
   prefill(tokens: number[]): StepReport;
   /** Decodes one more token through the cache. */
   step(token: number): StepReport;
+  /** Runs several more tokens through the cache in one pass (a chunk after the cached ones). */
+  append(tokens: number[]): StepReport;
   reset(): void;
   delete(): void;
 }
@@ -51,7 +53,7 @@ export interface Core {
 
 /** The embind module: functions taking objects, strings or numbers, returning JSON strings or objects. */
 type RawCore = Record<string, unknown> & {
-  DecodeSession?: new (options: object) => { prefill(o: object): string; step(o: object): string; reset(): void; delete(): void };
+  DecodeSession?: new (options: object) => { prefill(o: object): string; step(o: object): string; append(o: object): string; reset(): void; delete(): void };
 };
 
 /** A result from the core: JSON text or an object; {error} becomes a CoreError. */
@@ -82,6 +84,7 @@ export function bindCore(loaded: unknown, module: string): Core {
       return {
         prefill: (tokens) => unwrap(session.prefill({ tokens })),
         step: (token) => unwrap(session.step({ token })),
+        append: (tokens) => unwrap(session.append({ tokens })),
         reset: () => session.reset(),
         delete: () => session.delete(),
       };

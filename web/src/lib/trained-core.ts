@@ -44,6 +44,7 @@ export interface HeadPatterns {
   text_ids: number[];
   induction_ids: number[];
   induction_length: number;
+  induction_strings: number;               // the induction score is the mean over this many strings
   patterns: PatternScores[];
 }
 

@@ -1,6 +1,6 @@
-// The KV-cache stepper's controls: the prompt with Prefill, the next token
-// (empty: the greedy choice) with its step button, and Reset. Typing checks the
-// prompt at once; the cache changes only on Prefill (or Enter).
+// The KV-cache stepper's controls: the prompt with Prefill, the next tokens (empty: the
+// greedy choice; several: one chunk through the cache) with their button, and Reset.
+// Typing checks the prompt at once; the cache changes only on a button (or Enter).
 import { el, labelled } from '../../lib/dom';
 import { parseTokenIds } from '../../lib/token-ids';
 
@@ -15,8 +15,8 @@ export function parseTokens(text: string, limit: number): { ids: number[] } | { 
 
 export interface StepActions {
   prefill(ids: number[]): void;
-  /** null: the greedy choice. */
-  step(token: number | null): void;
+  /** null: the greedy choice; several ids: one chunk after the cache. */
+  step(tokens: number[] | null): void;
   reset(): void;
   /** A problem with what was typed. */
   refuse(message: string): void;
@@ -27,8 +27,10 @@ export class StepControls {
   readonly prompt = el('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', class: 'kv-prompt', 'data-testid': 'kv-stepper-prompt', value: defaultPrompt.join(',') });
   private readonly token = el('input', { type: 'text', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', class: 'kv-token', 'data-testid': 'kv-stepper-token' });
   private readonly stepButton = el('button', { type: 'button', 'data-testid': 'kv-stepper-step' }, 'Decode next token');
+  private readonly maxTokens: number;
 
   constructor(maxTokens: number, actions: StepActions) {
+    this.maxTokens = maxTokens;
     const prefillButton = el('button', { type: 'button', 'data-testid': 'kv-stepper-prefill' }, 'Prefill');
     const resetButton = el('button', { type: 'button', class: 'secondary', 'data-testid': 'kv-stepper-reset' }, 'Reset');
     this.root = el(
@@ -36,7 +38,7 @@ export class StepControls {
       { class: 'controls kv-controls' },
       labelled('Prompt', this.prompt, `token ids 0 to ${vocabSize - 1}, comma-separated`),
       prefillButton,
-      labelled('Next token', this.token, 'empty: the greedy choice'),
+      labelled('Next tokens', this.token, 'empty: the greedy choice; several ids, comma-separated, go through the cache as one chunk'),
       this.stepButton,
       resetButton,
     );
@@ -59,10 +61,16 @@ export class StepControls {
       this.token.removeAttribute('aria-invalid');
       const text = this.token.value.trim();
       if (text === '') return actions.step(null);
-      const parsed = parseTokenIds(text, { vocabSize, max: 1, taker: 'the next-token box' });
-      if ('ids' in parsed) return actions.step(parsed.ids[0]);
+      const parsed = this.parseNext(text);
+      if ('ids' in parsed) return actions.step(parsed.ids);
       this.token.setAttribute('aria-invalid', 'true');
-      actions.refuse(`Next token: ${parsed.error} Type one, or leave the box empty for the greedy choice.`);
+      actions.refuse(`Next tokens: ${parsed.error} Type one or more, or leave the box empty for the greedy choice.`);
+    });
+    // The button says what it will do: one token decoded, or a chunk appended.
+    this.token.addEventListener('input', () => {
+      const parsed = this.token.value.trim() === '' ? null : this.parseNext(this.token.value);
+      const n = parsed && 'ids' in parsed ? parsed.ids.length : 1;
+      this.stepButton.textContent = n > 1 ? `Append ${n} tokens` : 'Decode next token';
     });
     resetButton.addEventListener('click', () => actions.reset());
     // Enter in a text box does what its button does.
@@ -78,5 +86,10 @@ export class StepControls {
 
   clearToken(): void {
     this.token.value = '';
+    this.stepButton.textContent = 'Decode next token';
+  }
+
+  private parseNext(text: string): { ids: number[] } | { error: string } {
+    return parseTokenIds(text, { vocabSize, max: this.maxTokens, taker: 'the next-tokens box' });
   }
 }

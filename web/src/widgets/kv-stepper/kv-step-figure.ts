@@ -168,7 +168,11 @@ export class StepFigure {
     this.attentionNote.textContent =
       `Query head ${head} reads KV head ${Math.floor(head / (Hq / Hkv))} (${count(Hq / Hkv, 'query head')} ${Hq / Hkv === 1 ? 'reads' : 'share'} ` +
       `${Hkv === 1 ? 'the one KV head' : `each of the ${count(Hkv, 'KV head')}`}). ` +
-      (probs.length === 1 ? 'A decode step has a single new query: one row over every cached key.' : `Prefill computes all ${probs.length} rows at once.`);
+      (probs.length === 1
+        ? 'A decode step has a single new query: one row over every cached key.'
+        : history === 0
+          ? `Prefill computes all ${probs.length} rows at once.`
+          : `The chunk's ${probs.length} rows are computed at once, each over the ${history} cached keys and the chunk's own keys up to its position.`);
   }
 
   private drawMask(): void {

@@ -124,7 +124,7 @@ export class StepCheck {
       el(
         'tr',
         { 'data-testid': 'kv-stepper-log-row' },
-        el('td', {}, report.history === 0 ? 'prefill' : `decode ${decoded}`),
+        el('td', {}, report.history === 0 ? 'prefill' : `${report.new_tokens.length > 1 ? 'append' : 'decode'} ${decoded}`),
         el('td', {}, report.new_tokens.join(', ')),
         el('td', { class: 'number' }, String(report.position)),
         el('td', { class: 'number' }, String(report.history)),

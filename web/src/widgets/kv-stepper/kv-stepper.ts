@@ -1,5 +1,6 @@
 // The KV-cache stepper: the tiny model (seed 1) prefills a prompt, then
-// decodes one token at a time through the core's KV cache. After every step
+// decodes one token at a time through the core's KV cache, or appends several at
+// once (a chunk after the cached ones, as a chunked prefill runs). After every step
 // the core also recomputes the whole sequence without a cache and reports the
 // largest difference between the two sets of logits (wasm/bindings_session.cpp).
 // Shown per step: the layer-0 key cache [S, dh] of one KV head with the new
@@ -10,8 +11,9 @@
 // Controls (data-testid): kv-stepper-prompt, kv-stepper-prefill, kv-stepper-token, kv-stepper-step, kv-stepper-reset,
 // kv-stepper-kv-head, kv-stepper-layer, kv-stepper-head. Readouts: kv-stepper-position, kv-stepper-cache-rows,
 // kv-stepper-cache-shape, kv-stepper-history, kv-stepper-verdict, kv-stepper-max-diff, kv-stepper-argmax, kv-stepper-log
-// (one row per step). URL (prefix kv-stepper): prompt, steps (the decoded ids, replayed
-// on load), kvhead, layer, head, and the calculator's preset, dtype, context, batch.
+// (one row per step). URL (prefix kv-stepper): prompt, steps (the steps since the prefill,
+// replayed on load: "7,8" two one-token steps, "4+9" one chunk of two), kvhead, layer,
+// head, and the calculator's preset, dtype, context, batch.
 //
 // One DecodeSession lives as long as the widget; it is reset, never recreated,
 // and freed (.delete()) when the widget leaves the page.
@@ -32,7 +34,7 @@ const maxTokens = 64;
 /** The session, the steps so far, and the views they are drawn in. */
 class Stepper {
   private report: StepReport | null = null;  // the latest step's
-  private steps: number[] = [];              // ids decoded since the prefill
+  private steps: number[][] = [];            // the steps since the prefill, each its ids
   readonly status = el('p', { class: 'status', 'data-testid': 'kv-stepper-status' });
   readonly controls = new StepControls(maxTokens, {
     prefill: (ids) => this.prefill(ids) && this.afterStep(),
@@ -48,7 +50,7 @@ class Stepper {
 
   private show(next: StepReport): void {
     this.report = next;
-    this.summary.show(next, this.steps);
+    this.summary.show(next, this.steps.flat());
     this.figure.show(next);
     this.check.show(next, this.steps.length);
     this.controls.setNext(argmax(next.cached_logits[next.cached_logits.length - 1]), next.position < maxTokens);
@@ -75,14 +77,15 @@ class Stepper {
     }
   }
 
-  decode(token: number): boolean {
+  /** One token decoded, or several appended in one pass through the cache. */
+  decode(tokens: number[]): boolean {
     if (!this.report) {
       setStatus(this.status, 'Prefill a prompt first: the cache is empty.', 'error');
       return false;
     }
     try {
-      const next = this.session.step(token);
-      this.steps.push(token);
+      const next = tokens.length === 1 ? this.session.step(tokens[0]) : this.session.append(tokens);
+      this.steps.push(tokens);
       this.show(next);
       return true;
     } catch (error) {
@@ -91,10 +94,10 @@ class Stepper {
     }
   }
 
-  /** One more token, the greedy choice for null. */
-  private step(token: number | null): void {
-    if (token === null && !this.report) return;
-    if (!this.decode(token ?? argmax(this.report!.cached_logits[this.report!.cached_logits.length - 1]))) return;
+  /** More tokens through the cache: the greedy choice for null. */
+  private step(tokens: number[] | null): void {
+    if (tokens === null && !this.report) return;
+    if (!this.decode(tokens ?? [argmax(this.report!.cached_logits[this.report!.cached_logits.length - 1])])) return;
     this.controls.clearToken();
     this.afterStep();
   }
@@ -115,8 +118,12 @@ class Stepper {
       report.position >= maxTokens
         ? `The cache holds ${report.position} tokens, the stepper's limit. Reset or prefill to start again.`
         : report.history === 0
-          ? `Prefilled ${count(report.new_tokens.length, 'token')} in one pass. Decode the next token, the greedy choice or one you type.`
-          : `Decoded token ${report.new_tokens[0]} at position ${report.history}.`,
+          ? `Prefilled ${count(report.new_tokens.length, 'token')} in one pass. Decode the next token, the greedy choice or one you type, or type several to append them as one chunk.`
+          : report.new_tokens.length > 1
+            ? `Appended ${report.new_tokens.length} tokens at positions ${report.history} to ${report.position - 1} in one pass through the cache: ` +
+              `the mask has ${report.new_tokens.length} rows over ${report.position} keys, its diagonal shifted right by the ${count(report.history, 'cached token')} ` +
+              `(row t reads keys up to t + ${report.history}).`
+            : `Decoded token ${report.new_tokens[0]} at position ${report.history}.`,
     );
     this.save();
   }
@@ -124,7 +131,7 @@ class Stepper {
   private save(): void {
     this.state.set({
       prompt: this.controls.prompt.value.trim() || null,
-      steps: this.report && this.steps.length ? this.steps.join(',') : null,
+      steps: this.report && this.steps.length ? this.steps.map((ids) => ids.join('+')).join(',') : null,
       ...this.figure.values(),
     });
   }
@@ -137,13 +144,24 @@ class Stepper {
     const ids = 'ids' in linked ? linked.ids : defaultPrompt;
     this.controls.prompt.value = ids.join(',');
     if (!this.prefill(ids)) return;
-    const linkedSteps = this.state.get('steps');
-    const replay = linkedSteps ? parseTokens(linkedSteps, maxTokens - ids.length) : { ids: [] };
+    const replay = parseSteps(this.state.get('steps') ?? '', maxTokens - ids.length);
     if ('error' in replay) setStatus(this.status, `The link's decoded steps were not usable: ${replay.error}`, 'error');
-    else for (const token of replay.ids) if (!this.decode(token)) break;
+    else for (const tokens of replay.steps) if (!this.decode(tokens)) break;
     this.figure.restore(this.state);
     if (this.status.dataset.kind !== 'error') this.afterStep();
   }
+}
+
+/** A link's steps, "7,8,4+9": each comma-separated step one id, or ids joined by + for a chunk. */
+function parseSteps(text: string, limit: number): { steps: number[][] } | { error: string } {
+  const steps: number[][] = [];
+  for (const part of text.split(',').filter((part) => part.trim() !== '')) {
+    const parsed = parseTokens(part.replace(/\+/g, ','), limit);
+    if ('error' in parsed) return parsed;
+    steps.push(parsed.ids);
+  }
+  if (steps.flat().length > limit) return { error: `${steps.flat().length} ids given; the stepper has room for ${limit} after the prompt.` };
+  return { steps };
 }
 
 export function mountKvStepper(root: HTMLElement, context: WidgetContext): void {

@@ -243,9 +243,10 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
   let patterns: HeadPatterns | null = null;
   let attention: ProbeAttention | null = null;
   let attentionSteps = 0;
-  // When the best score of each pattern first reached its mark: [step, seconds].
-  const marks = { previous_token: 0.5, induction: 0.4 } as const;
-  let reached: Partial<Record<keyof typeof marks, [number, number]>> = {};
+  // When the best score of each pattern first reached the core's mark (the threshold every
+  // score on the page uses): [step, seconds].
+  const marked = ['previous_token', 'induction'] as const;
+  let reached: Partial<Record<(typeof marked)[number], [number, number]>> = {};
 
   const send = (request: TrainerRequest) => worker.postMessage(request);
 
@@ -318,16 +319,16 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
       ),
     );
     milestones.replaceChildren(
-      ...(Object.keys(marks) as (keyof typeof marks)[]).map((name) => {
+      ...marked.map((name) => {
         const best = byName(name).strongest;
         const when = reached[name];
         const item = el(
           'li',
           when ? { 'data-pattern': name, 'data-step': when[0], 'data-seconds': when[1].toFixed(1) } : { 'data-pattern': name },
           when
-            ? `The best ${patternLabel[name]} score was first measured at ${marks[name]} or more at step ${groupDigits(when[0])}, after ${when[1].toFixed(1)} s of training; ` +
+            ? `The best ${patternLabel[name]} score was first measured at ${patterns!.threshold} or more at step ${groupDigits(when[0])}, after ${when[1].toFixed(1)} s of training; ` +
                 `now layer ${best.layer}, head ${best.head} at ${best.score.toFixed(2)}.`
-            : `No ${patternLabel[name]} score has reached ${marks[name]} yet; the best is layer ${best.layer}, head ${best.head} at ${best.score.toFixed(2)} ` +
+            : `No ${patternLabel[name]} score has reached ${patterns!.threshold} yet; the best is layer ${best.layer}, head ${best.head} at ${best.score.toFixed(2)} ` +
                 `(spreading evenly would give ${byName(name).uniform_baseline.toFixed(2)}).`,
         );
         return item;
@@ -412,9 +413,9 @@ export async function startLiveTraining(root: HTMLElement, context: WidgetContex
         } else {
           patterns = message.patterns;
           describeScores(patterns.induction_length);
-          for (const name of Object.keys(marks) as (keyof typeof marks)[]) {
+          for (const name of marked) {
             const best = patterns.patterns.find((p) => p.name === name)!.strongest.score;
-            if (!reached[name] && best >= marks[name]) reached[name] = [message.stepsDone, message.runningMs / 1000];
+            if (!reached[name] && best >= patterns.threshold) reached[name] = [message.stepsDone, message.runningMs / 1000];
           }
         }
         showAttention(message.attention, message.stepsDone);

@@ -11,6 +11,7 @@ import { diverging, sequential } from '../../lib/colormap';
 import { tabulated } from '../../lib/color-table';
 import type { ModelConfig } from '../../lib/core';
 import { el, formatNumber, labelled, select } from '../../lib/dom';
+import { count } from '../../lib/words';
 import { Heatmap, HeatmapData } from '../../lib/heatmap';
 import { contributionTable, FollowedRow, largestGap, weightChart, weightTable } from './attention-follow';
 import { namedText, tokenLabel as shortLabel, visibleText } from './token-text';
@@ -167,6 +168,7 @@ export class AttentionView {
   private readonly layerSelect = select([], '0');
   private readonly headSelect = select([], '0');
   private readonly sequenceLine = el('p', { class: 'sequence-line' });
+  private readonly rowSums = el('p', { class: 'view-caption' });
   private readonly main: Heatmap;
   private readonly pairA: Heatmap;
   private readonly pairB: Heatmap;
@@ -203,6 +205,7 @@ export class AttentionView {
     this.difference.root.dataset.testid = `${id}-heatmap-pair-difference`;
     this.followChart.dataset.testid = `${id}-follow-chart`;
     this.followDetail.dataset.testid = `${id}-follow-detail`;
+    this.rowSums.dataset.testid = `${id}-row-sums`;
 
     this.compareBody = el(
       'div',
@@ -218,7 +221,7 @@ export class AttentionView {
       el(
         'div',
         { class: 'view-top' },
-        el('section', { class: 'view-main' }, this.main.root),
+        el('section', { class: 'view-main' }, this.main.root, this.rowSums),
         el('section', { class: 'view-follow' }, this.followTitle, this.followChart),
       ),
       this.followDetail,
@@ -305,6 +308,23 @@ export class AttentionView {
     root.dataset.head = String(sel.head);
     root.dataset.batch = String(sel.batch);
     root.dataset.row = String(row);
+    this.showRowSums(shown);
+  }
+
+  /** Each row's weights added up (in double): softmax makes every one of them 1, to float32 rounding. */
+  private showRowSums(rows: ArrayLike<number>[]): void {
+    const sums = rows.map((row) => {
+      let total = 0;
+      for (let s = 0; s < row.length; s++) total += row[s];
+      return total;
+    });
+    const least = Math.min(...sums), most = Math.max(...sums);
+    const off = Math.max(...sums.map((sum) => Math.abs(sum - 1)));
+    this.rowSums.dataset.sums = JSON.stringify(sums);
+    const range = least.toFixed(7) === most.toFixed(7) ? least.toFixed(7) : `between ${least.toFixed(7)} and ${most.toFixed(7)}`;
+    this.rowSums.textContent =
+      `Row sums: each of the ${count(sums.length, 'row')} adds up to ${range}: ` +
+      (off === 0 ? 'exactly 1.' : off <= 1e-5 ? `1 to within ${off.toExponential(1)}, the float32 rounding of the softmax.` : `off from 1 by as much as ${formatNumber(off)}.`);
   }
 
   private renderCompare(run: AttentionRun, sel: Selection, row: number): void {
