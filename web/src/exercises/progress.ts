@@ -4,8 +4,9 @@
 // Stored under one key, as
 //   {format, version, timeoutSeconds, exercises: {id: {code?, status?, solved?, solvedAt?, updated?, lastRun?}}}
 // status is the last run's verdict; solved stays true once every test has passed,
-// which is what reveals the reference solution, and solvedAt says when that first was. lastRun is what that run showed (the
-// judge's report and how the run went), so a reload shows the report again.
+// which is what reveals the reference solution, and solvedAt says when that first
+// was. lastRun is what that run showed (the judge's report and how the run went), so
+// a reload shows the report again.
 import type { JudgeReport } from './report';
 import type { SyntaxProblem } from './sandbox';
 

@@ -78,8 +78,8 @@ function locateSyntaxError(code: string): Promise<{ line: number; column: number
   });
 }
 
-// import( with any spacing, outside nothing: a comment or a string that holds it is refused too,
-// which the message says how to fix.
+// import( with any spacing, wherever it stands: in a comment or a string too, which the
+// message says how to fix.
 const dynamicImport = /\bimport\s*\(/;
 
 async function run({ code, name, casesJson }: SandboxRequest): Promise<void> {
