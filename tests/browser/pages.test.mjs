@@ -13,6 +13,7 @@
 //             sideways shows a shadow at the edge that hides more, and none at the other
 //   focus:    a focused heatmap's focus ring lies inside every box that clips it
 //   names:    no two visible buttons of a widget have the same accessible name
+//   symbols:  the notebook's code uses its own symbols (sqrt(d_h), not chapter 1's D)
 //   alone:    each widget, reached straight from the top of a freshly loaded page (so that
 //             no other widget's code or styles have loaded unless it needs them), is drawn
 //             complete: its figure has no black area (under 1% of its pixels black; an SVG
@@ -206,6 +207,15 @@ for (const pageName of pages) {
           return found;
         });
         assert.deepEqual(clipped, []);
+      });
+    }
+
+    if (pageName === 'notebook.html') {
+      // Its own symbols: d the model width, d_h a head's; D is chapter 1's model width.
+      test('the notebook\'s code writes its own symbols (d_h for the head size, never D)', async () => {
+        const code = await wide.opened.page.$$eval('pre code', (blocks) => blocks.map((b) => b.textContent).join('\n'));
+        assert.match(code, /sqrt\(d_h\)/);
+        assert.doesNotMatch(code, /sqrt\(D\)|, D\]/);
       });
     }
 
