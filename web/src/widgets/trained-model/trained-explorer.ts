@@ -85,9 +85,19 @@ export function preload(): void {
   loadModule().catch(() => {}); // a failure is reported by startTrainedExplorer's own load
 }
 
+// The explorer shown now, if any: retiring it stops its generation and timer and frees
+// its session, when the reader opens another model.
+let retireShown: (() => void) | null = null;
+
 export async function startTrainedExplorer(root: HTMLElement, context: WidgetContext, files: ModelFiles): Promise<void> {
   const session = await openTrained(files.model, files.tokenizer);
   performance.mark('anatomy:trained-model-session');
+  retireShown?.();
+  retireShown = () => {
+    generating = false;
+    window.clearTimeout(patternsTimer);
+    session.delete();
+  };
   const { config, bos_id: bos } = session.info;
   const rows = new Rows(config.n_layers, config.n_heads, maxTokens);
 
