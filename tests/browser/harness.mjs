@@ -317,8 +317,12 @@ export async function openPage(browser, url, { width = 1280, height = 800, initS
     websocket: (socket) => {
       if (!isLocal(socket.url())) problems.nonLocalRequests.push(`WebSocket ${socket.url()}`);
     },
-    requestfailed: (request) =>
-      problems.failedRequests.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? 'failed'}`),
+    requestfailed: (request) => {
+      // A blob: URL is the page's own object, not a request to a server: the exercises
+      // page's waiting sandbox worker, started from one, is cut off when the page reloads.
+      if (request.url().startsWith('blob:') && request.failure()?.errorText === 'net::ERR_ABORTED') return;
+      problems.failedRequests.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? 'failed'}`);
+    },
     response: (response) => {
       if (response.status() >= 400) problems.failedRequests.push(`${response.request().method()} ${response.url()}: HTTP ${response.status()}`);
     },

@@ -156,8 +156,8 @@ test('the Shakespeare figures show what the core computes on the shipped weights
   await page.waitForSelector('[data-testid="first-token-weight-scores"]', { timeout: 20000 });
   const sinks = await scores(page, 'first-token-weight-scores');
   assert.ok(largestDifference(sinks, native.first_token) <= tolerance, 'first-token-weight differs from attn probe --head-patterns');
-  assert.ok(Math.max(...sinks.flat()) < 0.3, 'the prose says no sink forms');
-  assert.match(await page.getByTestId('first-token-weight-finding').textContent(), /No sink has formed/);
+  assert.ok(Math.max(...sinks.flat()) < 0.5, 'the prose says no sink forms');
+  assert.match(await page.getByTestId('first-token-weight-finding').textContent(), /No head gives it 0\.5, the mark every score on this page uses: no sink has formed/);
 
   // loss-and-continuation: the recorded held-out loss, a loss on the reader's text, and the probe's greedy continuation.
   await page.locator('[data-widget="loss-and-continuation"]').scrollIntoViewIfNeeded();

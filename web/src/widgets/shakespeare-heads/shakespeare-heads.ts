@@ -221,7 +221,8 @@ export function mountFirstTokenWeight(root: HTMLElement, _context: WidgetContext
     );
     const update = () => {
       try {
-        const p = pattern(checkpoint.headPatterns(input.value, 1), 'first_token');
+        const patterns = checkpoint.headPatterns(input.value, 1);
+        const p = pattern(patterns, 'first_token');
         const means = p.heads.map((layer) => layer.reduce((a, b) => a + b, 0) / layer.length);
         ours.replaceChildren(scoreTable(p, 'first-token-weight-scores'));
         finding.dataset.strongest = String(p.strongest.score);
@@ -229,7 +230,9 @@ export function mountFirstTokenWeight(root: HTMLElement, _context: WidgetContext
           `Here the second half of the queries give the first position (BOS) ${means.map((m, l) => `${formatNumber(m, 3)} in layer ${l}`).join(' and ')} ` +
           `on average over the heads, and at most ${formatNumber(p.strongest.score, 3)} in any one head; spreading evenly would give ` +
           `${formatNumber(p.uniform_baseline, 3)}. ` +
-          (p.strongest.score >= 0.3 ? 'A sink has formed.' : 'No sink has formed in this model.');
+          (p.strongest.score >= patterns.threshold
+            ? `A head gives it ${patterns.threshold} or more, the mark every score on this page uses: a sink has formed.`
+            : `No head gives it ${patterns.threshold}, the mark every score on this page uses: no sink has formed in this model.`);
         input.removeAttribute('aria-invalid');
         setStatus(status, '');
       } catch (error) {
