@@ -19,6 +19,12 @@
 //     ids:    [T] token ids, BOS first
 //   -> layer 0's probabilities [Hq, T, T] (valid until the next call; there are
 //      first_layer_size() of them), or null, and then first_layer_error() says why.
+//
+//   first_layer_attention(the same arguments), where the tensors include layer 0's
+//   v_proj and o_proj (the notebook's multi-head figure loads a second slice with them)
+//     -> layer 0's whole attention sublayer, one array after another (first_layer_size()
+//        floats in all): probabilities [Hq, T, T], head outputs [Hq, T, dh], the heads
+//        concatenated [T, Hq*dh], and o_proj's output [T, D]; or null, as above.
 #include <emscripten/emscripten.h>
 
 #include <cmath>
@@ -66,8 +72,41 @@ ModelConfig config_from_fields(const double* config) {
     return c;
 }
 
-std::vector<float> probabilities;  // the last answer, [Hq * T * T]
-std::string error;                 // why the last call answered null
+std::vector<float> answer;  // the last answer
+std::string error;          // why the last call answered null
+
+// The call's weights, read through the core's checkpoint boundary.
+FirstLayerAttentionWeights read_weights(const ModelConfig& config, const char* names, const std::int32_t* ranks,
+                                        const std::int32_t* dims, const std::uint8_t* const* data,
+                                        const std::int32_t* sizes, std::int32_t count, FirstLayerPart part) {
+    TensorViews views;
+    for (std::int32_t i = 0; i < count; ++i) {
+        const std::string name(names);
+        names += name.size() + 1;
+        const std::vector<std::size_t> shape(dims, dims + ranks[i]);
+        dims += ranks[i];
+        TensorView view{name, data[i], DType::f32, shape};
+        if (view.size_bytes() != std::size_t(sizes[i]))
+            throw InputError("first-layer.safetensors: tensor '" + name + "' has " + std::to_string(sizes[i]) +
+                             " bytes, its shape needs " + std::to_string(view.size_bytes()));
+        views.push_back(std::move(view));
+    }
+    return first_layer_from_views(config, views, "first-layer.safetensors", part);
+}
+
+TokenIds read_ids(const std::int32_t* ids, std::int32_t T) {
+    TokenIds tokens({1, std::size_t(T)});
+    std::copy(ids, ids + T, tokens.begin());
+    return tokens;
+}
+
+// Appends each tensor's values to `answer`, in order.
+template <typename... Tensors>
+const float* answer_with(const Tensors&... tensors) {
+    answer.clear();
+    (answer.insert(answer.end(), tensors.begin(), tensors.end()), ...);
+    return answer.data();
+}
 
 }  // namespace
 }  // namespace anatomy::wasm
@@ -82,31 +121,34 @@ EMSCRIPTEN_KEEPALIVE const float* first_layer_probabilities(const double* config
     using namespace anatomy::wasm;
     try {
         const ModelConfig config = config_from_fields(config_values);
-        TensorViews views;
-        for (std::int32_t i = 0; i < count; ++i) {
-            const std::string name(names);
-            names += name.size() + 1;
-            const std::vector<std::size_t> shape(dims, dims + ranks[i]);
-            dims += ranks[i];
-            TensorView view{name, data[i], DType::f32, shape};
-            if (view.size_bytes() != std::size_t(sizes[i]))
-                throw InputError("first-layer.safetensors: tensor '" + name + "' has " + std::to_string(sizes[i]) +
-                                 " bytes, its shape needs " + std::to_string(view.size_bytes()));
-            views.push_back(std::move(view));
-        }
-        const FirstLayerAttentionWeights weights = first_layer_from_views(config, views, "first-layer.safetensors");
-        TokenIds tokens({1, std::size_t(T)});
-        std::copy(ids, ids + T, tokens.begin());
-        const Tensor4<float> probs = anatomy::first_layer_probabilities(config, weights, tokens);  // [1, Hq, T, T]
-        probabilities.assign(probs.begin(), probs.end());
-        return probabilities.data();
+        const FirstLayerAttentionWeights weights =
+            read_weights(config, names, ranks, dims, data, sizes, count, FirstLayerPart::probabilities);
+        return answer_with(anatomy::first_layer_probabilities(config, weights, read_ids(ids, T)));  // [1, Hq, T, T]
     } catch (const std::exception& e) {
         error = e.what();
         return nullptr;
     }
 }
 
-EMSCRIPTEN_KEEPALIVE std::int32_t first_layer_size() { return std::int32_t(anatomy::wasm::probabilities.size()); }
+EMSCRIPTEN_KEEPALIVE const float* first_layer_attention(const double* config_values, const char* names,
+                                                        const std::int32_t* ranks, const std::int32_t* dims,
+                                                        const std::uint8_t* const* data, const std::int32_t* sizes,
+                                                        std::int32_t count, const std::int32_t* ids, std::int32_t T) {
+    using namespace anatomy;
+    using namespace anatomy::wasm;
+    try {
+        const ModelConfig config = config_from_fields(config_values);
+        const FirstLayerAttentionWeights weights =
+            read_weights(config, names, ranks, dims, data, sizes, count, FirstLayerPart::attention);
+        const FirstLayerAttention block = anatomy::first_layer_attention(config, weights, read_ids(ids, T));
+        return answer_with(block.probs, block.head_outputs, block.merged, block.update);
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
+}
+
+EMSCRIPTEN_KEEPALIVE std::int32_t first_layer_size() { return std::int32_t(anatomy::wasm::answer.size()); }
 
 EMSCRIPTEN_KEEPALIVE const char* first_layer_error() { return anatomy::wasm::error.c_str(); }
 

@@ -4,7 +4,8 @@ import katex from 'katex';
 import { readFileSync } from 'node:fs';
 import { anatomySource } from './tools/anatomy-source';
 import { colorRamps } from './tools/color-ramps.mjs';
-import { firstLayerSlice } from './tools/first-layer-slice.mjs';
+import { firstLayerSlice, firstLayerTensors, firstLayerValueTensors } from './tools/first-layer-slice.mjs';
+import { docsPages } from './tools/docs-pages';
 
 // Maths is typeset once at build time: \( ... \) inline and \[ ... \] display in
 // the HTML become KaTeX's HTML + MathML, so the page ships KaTeX's CSS and fonts
@@ -101,20 +102,26 @@ function startFirstFigureEarly(): Plugin {
 
 // The first screen's weights: the first-layer slice of the Shakespeare model
 // (tools/first-layer-slice.mjs), cut from public/models/shakespeare/model.safetensors
-// into the build (and served by the dev server), never into the repository.
-const slicePath = 'models/shakespeare/first-layer.safetensors';
-function firstLayerSliceFile(): Plugin {
-  const slice = () => firstLayerSlice(readFileSync(resolve(__dirname, 'public/models/shakespeare/model.safetensors')));
+// into the build (and served by the dev server), never into the repository; and the
+// notebook's multi-head figure's second slice, layer 0's v_proj and o_proj.
+const sliceFiles = {
+  'models/shakespeare/first-layer.safetensors': firstLayerTensors,
+  'models/shakespeare/first-layer-values.safetensors': firstLayerValueTensors,
+};
+function firstLayerSliceFiles(): Plugin {
+  const slice = (names: string[]) => firstLayerSlice(readFileSync(resolve(__dirname, 'public/models/shakespeare/model.safetensors')), 'model.safetensors', names);
   return {
     name: 'first-layer-slice',
     generateBundle() {
-      this.emitFile({ type: 'asset', fileName: slicePath, source: slice() });
+      for (const [fileName, names] of Object.entries(sliceFiles)) this.emitFile({ type: 'asset', fileName, source: slice(names) });
     },
     configureServer(server) {
-      server.middlewares.use(`/${slicePath}`, (_request, response) => {
-        response.setHeader('Content-Type', 'application/octet-stream');
-        response.end(slice());
-      });
+      for (const [fileName, names] of Object.entries(sliceFiles)) {
+        server.middlewares.use(`/${fileName}`, (_request, response) => {
+          response.setHeader('Content-Type', 'application/octet-stream');
+          response.end(slice(names));
+        });
+      }
     },
   };
 }
@@ -126,7 +133,10 @@ const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_
 
 export default defineConfig({
   base: './',
-  plugins: [typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFile()],
+  plugins: [
+    typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFiles(),
+    docsPages(repo, resolve(__dirname, 'src/styles/docs.css')),
+  ],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {
     target: 'es2022',

@@ -34,13 +34,18 @@ Model<float> model_from_views(const LlamaViews& v) {
 }
 
 FirstLayerAttentionWeights first_layer_from_views(const ModelConfig& config, const TensorViews& tensors,
-                                                  const std::string& source) {
+                                                  const std::string& source, FirstLayerPart part) {
     require_valid(config);
     const auto find = [&](LlamaWeight weight) -> const TensorView& {
         return required_tensor(tensors, hf_tensor_name(weight, 0), stored_shape(config, weight), source);
     };
-    return {matrix(find(LlamaWeight::embedding)), vector(find(LlamaWeight::attn_norm)),
-            projection_in_out(find(LlamaWeight::wq)), projection_in_out(find(LlamaWeight::wk))};
+    FirstLayerAttentionWeights weights{matrix(find(LlamaWeight::embedding)), vector(find(LlamaWeight::attn_norm)),
+                                       projection_in_out(find(LlamaWeight::wq)), projection_in_out(find(LlamaWeight::wk)), {}, {}};
+    if (part == FirstLayerPart::attention) {
+        weights.wv = projection_in_out(find(LlamaWeight::wv));
+        weights.wo = projection_in_out(find(LlamaWeight::wo));
+    }
+    return weights;
 }
 
 }  // namespace anatomy

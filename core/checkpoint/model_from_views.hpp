@@ -15,12 +15,17 @@ namespace anatomy {
 
 Model<float> model_from_views(const LlamaViews& views);
 
-// The same widening for the four tensors first_layer_probabilities reads (embedding,
-// layer 0's attn_norm, wq, wk), found by name among `tensors`: a whole checkpoint's
-// or the page's first-layer slice of one (tools/first-layer-slice.mjs). Others are
-// ignored. Throws InputError, prefixed with `source`, for a missing tensor or one of
-// another shape than `config` implies, in llama_views' words.
+// Which of layer 0's tensors first_layer_from_views reads: the four the probabilities
+// need (embedding, attn_norm, wq, wk), or those and wv, wo for the whole sublayer.
+enum class FirstLayerPart { probabilities, attention };
+
+// The same widening for the tensors first_layer_probabilities or first_layer_attention
+// read, found by name among `tensors`: a whole checkpoint's or the page's first-layer
+// slices of one (tools/first-layer-slice.mjs). Others are ignored. Throws InputError,
+// prefixed with `source`, for a missing tensor or one of another shape than `config`
+// implies, in llama_views' words.
 FirstLayerAttentionWeights first_layer_from_views(const ModelConfig& config, const TensorViews& tensors,
-                                                  const std::string& source);
+                                                  const std::string& source,
+                                                  FirstLayerPart part = FirstLayerPart::probabilities);
 
 }  // namespace anatomy

@@ -22,9 +22,13 @@ void require_shape(const Tensor& tensor, const std::vector<std::size_t>& expecte
         throw InputError(std::string(name) + " has shape " + shape_text(shape) + ", the config implies " + shape_text(expected));
 }
 
-}  // namespace
+// tokens: [B, T] -> (q_rope [B, Hq, T, dh], k_rope [B, Hkv, T, dh], h [B, T, D]), the weights checked first.
+struct RotatedQueriesKeys {
+    Tensor3<float> h;
+    Tensor4<float> q_rope, k_rope;
+};
 
-Tensor4<float> first_layer_probabilities(const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
+RotatedQueriesKeys rotated_queries_keys(const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
     require_valid(c);
     const std::size_t V = std::size_t(c.vocab_size), D = std::size_t(c.hidden_size), dh = std::size_t(c.head_dim);
     require_shape(w.embedding, {V, D}, "embedding");
@@ -37,13 +41,38 @@ Tensor4<float> first_layer_probabilities(const ModelConfig& c, const FirstLayerA
     std::vector<std::int64_t> positions(T);  // 0, 1, ..., T - 1: no history
     std::iota(positions.begin(), positions.end(), 0);
     const Tensor3<float> x = embed(w.embedding, tokens);                  // [B, T, D]; validates ids first
-    const Tensor3<float> h = rms_norm(x, w.attn_norm, c.rms_norm_eps);    // [B, T, D]
+    Tensor3<float> h = rms_norm(x, w.attn_norm, c.rms_norm_eps);          // [B, T, D]
     const Tensor4<float> q = split_heads(linear(h, w.wq), c.n_heads);     // [B, Hq, T, dh]
     const Tensor4<float> k = split_heads(linear(h, w.wk), c.n_kv_heads);  // [B, Hkv, T, dh]
-    const Tensor4<float> q_rope = apply_rope(q, positions, c.rope_theta, c.rope_pairing);
-    const Tensor4<float> k_rope = apply_rope(k, positions, c.rope_theta, c.rope_pairing);
-    const Tensor4<float> scores = attention_scores_fast(q_rope, k_rope);  // [B, Hq, T, T]; query head h reads KV head h / group
-    return softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, T)));  // [B, Hq, T, T]
+    return {std::move(h), apply_rope(q, positions, c.rope_theta, c.rope_pairing),
+            apply_rope(k, positions, c.rope_theta, c.rope_pairing)};
+}
+
+// (q_rope, k_rope) -> probabilities [B, Hq, T, T]; query head h reads KV head h / group.
+Tensor4<float> causal_probabilities(const RotatedQueriesKeys& r) {
+    const std::size_t T = r.q_rope.shape(2);
+    const Tensor4<float> scores = attention_scores_fast(r.q_rope, r.k_rope);  // [B, Hq, T, T]
+    return softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, T)));     // [B, Hq, T, T]
+}
+
+}  // namespace
+
+Tensor4<float> first_layer_probabilities(const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
+    return causal_probabilities(rotated_queries_keys(c, w, tokens));
+}
+
+FirstLayerAttention first_layer_attention(const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
+    const std::size_t D = std::size_t(c.hidden_size), dh = std::size_t(c.head_dim);
+    require_shape(w.wv, {D, std::size_t(c.n_kv_heads) * dh}, "wv");
+    require_shape(w.wo, {std::size_t(c.n_heads) * dh, D}, "wo");
+    const RotatedQueriesKeys r = rotated_queries_keys(c, w, tokens);
+    const Tensor4<float> v = split_heads(linear(r.h, w.wv), c.n_kv_heads);  // [B, Hkv, T, dh]
+    FirstLayerAttention out;
+    out.probs = causal_probabilities(r);                       // [B, Hq, T, T]
+    out.head_outputs = weighted_values_fast(out.probs, v);     // [B, Hq, T, dh]
+    out.merged = merge_heads(out.head_outputs);                // [B, T, Hq*dh]
+    out.update = linear(out.merged, w.wo);                     // [B, T, D]
+    return out;
 }
 
 }  // namespace anatomy

@@ -5,6 +5,9 @@
 // first-layer-call.mjs): layer 0's probabilities and the
 // ids must equal, to the bit, the whole checkpoint's forward in attention_core (the
 // module the Shakespeare sections use), and bad slices and text must be refused by name.
+// The notebook's multi-head figure adds the second slice (v_proj, o_proj): layer 0's
+// whole attention sublayer, again to the bit, and causal (a changed last character
+// changes the last position's output only).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { loadCore, loadFirstLayer } from './load_core.mjs';
 import { characterVocabulary, CharacterError } from '../../web/src/lib/character-ids.mjs';
 import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
-import { firstLayerProbabilities } from '../../web/src/lib/first-layer-call.mjs';
+import { firstLayerAttention, firstLayerProbabilities } from '../../web/src/lib/first-layer-call.mjs';
 import { readSafetensors, SafetensorsError, writeSafetensors } from '../../web/src/lib/safetensors.mjs';
-import { firstLayerSlice, firstLayerTensors } from '../../web/tools/first-layer-slice.mjs';
+import { firstLayerSlice, firstLayerTensors, firstLayerValueTensors } from '../../web/tools/first-layer-slice.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shipped = path.join(repo, 'web', 'public', 'models', 'shakespeare');
@@ -39,7 +42,7 @@ async function whole() {
   const session = new module.CheckpointSession();
   const info = JSON.parse(loadCheckpoint(session, { config: JSON.stringify(config), model, tokenizer: JSON.stringify(tokenizer) }));
   assert.equal(info.error, undefined);
-  return (text) => JSON.parse(session.forward(text, { capture: ['probabilities'] }));
+  return (text, capture = ['probabilities']) => JSON.parse(session.forward(text, { capture }));
 }
 
 test('layer 0 from the slice is the whole checkpoint\'s layer 0, bit for bit, with the same ids', async () => {
@@ -109,4 +112,62 @@ test('bad slices, configs and text are refused by name', async () => {
   assert.throws(() => readSafetensors(file.subarray(0, 100), 'slice'), (e) => e instanceof SafetensorsError && /slice: the header claims/.test(e.message));
   assert.throws(() => readSafetensors(file.subarray(0, file.byteLength - 4), 'slice'), /data_offsets outside the data/);
   assert.throws(() => firstLayerSlice(writeSafetensors(tensors.slice(1))), /missing tensor 'model.embed_tokens.weight'/);
+});
+
+/** The two slices, as the notebook's multi-head figure loads them. */
+const bothSlices = () => [...readSafetensors(firstLayerSlice(model)).tensors,
+  ...readSafetensors(firstLayerSlice(model, 'model.safetensors', firstLayerValueTensors)).tensors];
+
+test('layer 0\'s attention sublayer from both slices is the whole checkpoint\'s, bit for bit', async () => {
+  const values = readSafetensors(firstLayerSlice(model, 'model.safetensors', firstLayerValueTensors)).tensors;
+  assert.deepEqual(values.map((t) => t.name), firstLayerValueTensors);
+  const module = await loadFirstLayer();
+  const forward = await whole();
+  const tensors = bothSlices();
+  const vocabulary = characterVocabulary(tokenizer, config.max_position_embeddings - 1);
+  const H = config.num_attention_heads, dh = config.head_dim, D = config.hidden_size;
+  for (const text of texts) {
+    const ids = vocabulary.ids(text);
+    const T = ids.length;
+    const expected = forward(text, ['probabilities', 'head_outputs', 'attention_update']).layers[0];
+    const out = firstLayerAttention(module, config, tensors, ids);
+    assert.equal(out.error, undefined, out.error);
+    const differ = (got, want) => want.flat(Infinity).filter((x, i) => got[i] !== x).length + Math.abs(got.length - want.flat(Infinity).length);
+    assert.equal(differ(out.probabilities, expected.probabilities[0]), 0, `probabilities of ${JSON.stringify(text)}`);
+    assert.equal(differ(out.headOutputs, expected.head_outputs[0]), 0, `head outputs of ${JSON.stringify(text)}`);
+    assert.equal(differ(out.update, expected.attention_update[0]), 0, `o_proj's output of ${JSON.stringify(text)}`);
+    // merged [T, H*dh] is the head outputs [H, T, dh] side by side.
+    for (let t = 0; t < T; t += 1)
+      for (let h = 0; h < H; h += 1)
+        for (let i = 0; i < dh; i += 1) assert.equal(out.merged[t * H * dh + h * dh + i], out.headOutputs[(h * T + t) * dh + i]);
+    assert.equal(out.update.length, T * D);
+  }
+});
+
+test('the sublayer is causal: a changed last character changes the last position\'s output only', async () => {
+  const module = await loadFirstLayer();
+  const tensors = bothSlices();
+  const vocabulary = characterVocabulary(tokenizer, 63);
+  const D = config.hidden_size;
+  const a = firstLayerAttention(module, config, tensors, vocabulary.ids('To be, or not to be'));
+  const b = firstLayerAttention(module, config, tensors, vocabulary.ids('To be, or not to bx'));
+  const T = a.update.length / D;
+  const same = (t) => a.update.subarray(t * D, (t + 1) * D).every((x, i) => Object.is(x, b.update[t * D + i]));
+  for (let t = 0; t < T - 1; t += 1) assert.ok(same(t), `position ${t} changed`);
+  assert.ok(!same(T - 1), 'the last position did not change');
+  // A broken check would notice: the first character changed reaches every position.
+  const c = firstLayerAttention(module, config, tensors, vocabulary.ids('Xo be, or not to be'));
+  assert.ok(a.update.subarray(D, 2 * D).some((x, i) => x !== c.update[D + i]), 'position 1 reads position 1');
+});
+
+test('the sublayer names a missing or misshapen v_proj or o_proj', async () => {
+  const module = await loadFirstLayer();
+  const tensors = bothSlices();
+  const ids = [0, 20, 54];
+  assert.equal(firstLayerAttention(module, config, tensors.filter((t) => !t.name.endsWith('o_proj.weight')), ids).error,
+    "first-layer.safetensors: missing tensor 'model.layers.0.self_attn.o_proj.weight'");
+  assert.equal(firstLayerAttention(module, config, readSafetensors(firstLayerSlice(model)).tensors, ids).error,
+    "first-layer.safetensors: missing tensor 'model.layers.0.self_attn.v_proj.weight'");
+  const cut = tensors.map((t) => (t.name.endsWith('v_proj.weight') ? { ...t, shape: [16, 128] } : t));
+  assert.match(firstLayerAttention(module, config, cut, ids).error, /v_proj.weight' has shape \[16, 128\], config implies \[32, 64\]/);
 });

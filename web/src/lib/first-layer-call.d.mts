@@ -7,6 +7,8 @@ export interface FirstLayerModule {
   _free(at: number): void;
   _first_layer_probabilities(config: number, names: number, ranks: number, dims: number, data: number, sizes: number,
     count: number, ids: number, T: number): number;
+  _first_layer_attention(config: number, names: number, ranks: number, dims: number, data: number, sizes: number,
+    count: number, ids: number, T: number): number;
   _first_layer_size(): number;
   _first_layer_error(): number;
   HEAPU8: Uint8Array;
@@ -15,3 +17,14 @@ export interface FirstLayerModule {
 
 export declare function firstLayerProbabilities(module: FirstLayerModule, config: Record<string, unknown>,
   tensors: Pick<SafetensorsTensor, 'name' | 'shape' | 'bytes'>[], ids: number[]): Float32Array | { error: string };
+
+/** Layer 0's attention sublayer, each array flat and row-major. */
+export interface FirstLayerBlock {
+  probabilities: Float32Array;  // [Hq, T, T]
+  headOutputs: Float32Array;    // [Hq, T, dh]
+  merged: Float32Array;         // [T, Hq*dh]
+  update: Float32Array;         // [T, D]
+}
+
+export declare function firstLayerAttention(module: FirstLayerModule, config: Record<string, unknown>,
+  tensors: Pick<SafetensorsTensor, 'name' | 'shape' | 'bytes'>[], ids: number[]): FirstLayerBlock | { error: string };

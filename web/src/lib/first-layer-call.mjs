@@ -21,6 +21,29 @@ function cString(module, at) {
  * {error: message} naming what is wrong with either.
  */
 export function firstLayerProbabilities(module, config, tensors, ids) {
+  return callFirstLayer(module, module._first_layer_probabilities, config, tensors, ids);
+}
+
+/**
+ * Layer 0's whole attention sublayer for `ids`, from `config` and `tensors` that include
+ * layer 0's v_proj and o_proj: {probabilities [Hq, T, T], headOutputs [Hq, T, dh],
+ * merged [T, Hq*dh], update [T, D]}, each flat and row-major; or {error: message}.
+ */
+export function firstLayerAttention(module, config, tensors, ids) {
+  const out = callFirstLayer(module, module._first_layer_attention, config, tensors, ids);
+  if (!(out instanceof Float32Array)) return out;
+  const T = ids.length, heads = config.num_attention_heads, D = config.hidden_size;
+  const dh = config.head_dim ?? D / heads;
+  const sizes = [heads * T * T, heads * T * dh, T * heads * dh, T * D];
+  if (out.length !== sizes.reduce((a, b) => a + b)) return { error: `first_layer_attention answered ${out.length} numbers, expected ${sizes.join(' + ')}` };
+  const parts = [];
+  let at = 0;
+  for (const size of sizes) parts.push(out.subarray(at, (at += size)));
+  const [probabilities, headOutputs, merged, update] = parts;
+  return { probabilities, headOutputs, merged, update };
+}
+
+function callFirstLayer(module, exported, config, tensors, ids) {
   const values = [];
   for (const field of configFields) {
     const value = config[field];
@@ -48,7 +71,7 @@ export function firstLayerProbabilities(module, config, tensors, ids) {
     const pointersAt = place(bytesOf(dataAt));
     const sizesAt = place(bytesOf(Int32Array.from(tensors, (t) => t.bytes.byteLength)));
     const idsAt = place(bytesOf(Int32Array.from(ids)));
-    const out = module._first_layer_probabilities(configAt, namesAt, ranksAt, dimsAt, pointersAt, sizesAt, tensors.length, idsAt, ids.length);
+    const out = exported(configAt, namesAt, ranksAt, dimsAt, pointersAt, sizesAt, tensors.length, idsAt, ids.length);
     if (out === 0) return { error: cString(module, module._first_layer_error()) };
     return module.HEAPF32.slice(out / 4, out / 4 + module._first_layer_size());
   } finally {

@@ -7,6 +7,7 @@
 // when the learner opens a file or asks for either file, so the chapter fetches
 // nothing more for them until then.
 import './diff.css';
+import { cited, citedCode } from '../../lib/cited';
 import type { ModelConfig } from '../../lib/core';
 import { el, formatFileSize, labelled, numberInput, setStatus, uid } from '../../lib/dom';
 import { download } from '../../lib/export';
@@ -91,13 +92,13 @@ export function diffDoor(context: WidgetContext): DiffDoor {
       'p',
       {},
       'Run your Llama on the checkpoint below and on these token ids, save its intermediate tensors with ',
-      el('code', {}, 'tools/anatomy_dump.py'),
-      ' (the names and shapes are in ',
-      el('code', {}, 'docs/diff.md'),
+      citedCode('tools/anatomy_dump.py', cited.anatomyDump, true),
+      ' (a download: NumPy only; the names and shapes are in ',
+      citedCode('docs/diff.md', cited.diff),
       '), and open the file here. The core runs the same ids through the same weights in float64 and compares your tensors ' +
         'in the order the forward pass computes them: the first one that leaves ours is where your code differs, and if a ' +
         'common mistake gives your numbers, it is named. On your machine the same check is ',
-      el('code', {}, 'attn diff --checkpoint DIR --tokens IDS --theirs FILE'),
+      citedCode('attn diff --checkpoint DIR --tokens IDS --theirs FILE', cited.diff),
       '.',
     ),
     el(

@@ -1,0 +1,21 @@
+// Where the site serves what the chapters and widgets cite: the repository's README
+// and docs/ as pages, and the dump helper as a download (web/tools/docs-pages.ts
+// writes them beside the chapters). Every page of the site sits at its root, so
+// these relative URLs hold on each.
+import { el } from './dom';
+
+export const cited = {
+  readme: './docs/readme.html',
+  commands: './docs/readme.html#commands',
+  verify: './docs/readme.html#what-attn-verify-shows',
+  probe: './docs/readme.html#the-pretrained-probe',
+  diff: './docs/diff.html',
+  diffSaving: './docs/diff.html#saving-your-tensors',
+  traceSchema: './docs/trace-schema.html',
+  anatomyDump: './tools/anatomy_dump.py',
+} as const;
+
+/** A `<code>` mention linked to what it names; `download` for a file the reader saves. */
+export function citedCode(text: string, href: string, download = false): HTMLAnchorElement {
+  return el('a', { href, download: download ? href.split('/').pop() : undefined }, el('code', {}, text));
+}

@@ -1,0 +1,172 @@
+// Vite plugin: the documents the chapters cite, as pages of the site. The page works
+// offline, so what its text refers to ships with it:
+//
+//   README.md          -> docs/readme.html   (the two commands, every attn command)
+//   docs/NAME.md       -> docs/NAME.html     (diff, trace-schema, architecture, perf)
+//   docs/images/*.png  -> docs/images/*.png  (the README's screenshots)
+//   tools/anatomy_dump.py -> tools/anatomy_dump.py  (a download: `attn diff`'s dump helper)
+//
+// Markdown is rendered once at build time with marked (no script on these pages). A
+// link or a `code` mention of a file the site ships becomes a link to it; a link to a
+// file of the repository that the site does not ship (the C++ sources) keeps its text
+// and loses the link, with the path in a tooltip, so no link on a page leads nowhere.
+// The dev server serves the same files.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Plugin } from 'vite';
+import { Marked, type Tokens } from 'marked';
+import { gfmHeadingId } from 'marked-gfm-heading-id';
+
+/** The site's path (from the site's root) of each repository file it ships. */
+function shippedFiles(repo: string): Map<string, string> {
+  const files = new Map<string, string>([['README.md', 'docs/readme.html'], ['tools/anatomy_dump.py', 'tools/anatomy_dump.py']]);
+  for (const name of fs.readdirSync(path.join(repo, 'docs')).sort()) {
+    if (name.endsWith('.md')) files.set(`docs/${name}`, `docs/${name.slice(0, -3)}.html`);
+  }
+  for (const name of fs.readdirSync(path.join(repo, 'docs', 'images')).sort()) files.set(`docs/images/${name}`, `docs/images/${name}`);
+  return files;
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The relative URL from the site page `from` to the site path `to` (both from the site's root). */
+function relativeUrl(from: string, to: string): string {
+  const relative = path.posix.relative(path.posix.dirname(from), to);
+  return relative === '' ? path.posix.basename(to) : relative;
+}
+
+/** One Markdown file as the body of its page, its links rewritten for the site. */
+function renderMarkdown(repo: string, source: string, page: string, shipped: Map<string, string>): { title: string; body: string } {
+  // A repository-relative link of the Markdown file -> the site's URL, or null where the site does not ship it.
+  const resolveLink = (href: string): string | null => {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('#')) return href;
+    const [file, hash = ''] = href.split('#', 2);
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(source), file));
+    const site = shipped.get(target);
+    return site ? relativeUrl(page, site) + (hash ? `#${hash}` : '') : null;
+  };
+  const download = (site: string) => (site.endsWith('.html') || site.endsWith('.png') ? '' : ' download');
+  const marked = new Marked(gfmHeadingId());
+  marked.use({
+    renderer: {
+      link(token: Tokens.Link) {
+        const text = this.parser.parseInline(token.tokens);
+        const url = resolveLink(token.href);
+        if (url === null) return `<span class="repo-file" title="${escapeHtml(`${token.href}, in the repository`)}">${text}</span>`;
+        const title = token.title ? ` title="${escapeHtml(token.title)}"` : '';
+        return `<a href="${escapeHtml(url)}"${title}${download(url)}>${text}</a>`;
+      },
+      image(token: Tokens.Image) {
+        const url = resolveLink(token.href);
+        if (url === null) throw new Error(`docs-pages: ${source} shows the image ${token.href}, which the site does not ship`);
+        return `<img src="${escapeHtml(url)}" alt="${escapeHtml(token.text)}" loading="lazy">`;
+      },
+      // `docs/diff.md` or `tools/anatomy_dump.py` written as code: a link to what the site ships.
+      codespan(token: Tokens.Codespan) {
+        const code = `<code>${escapeHtml(token.text)}</code>`;
+        const site = shipped.get(token.text);
+        return site ? `<a href="${escapeHtml(relativeUrl(page, site))}"${download(site)}>${code}</a>` : code;
+      },
+    },
+  });
+  const markdown = fs.readFileSync(path.join(repo, source), 'utf8');
+  // Code blocks and tables scroll sideways on a narrow screen: focusable, so that a keyboard can scroll them
+  // (each table a region with a name of its own: "Table 3").
+  let tables = 0;
+  const body = (marked.parse(markdown, { async: false }) as string)
+    .replace(/<pre>/g, '<pre tabindex="0">')
+    .replace(/<table>/g, () => `<div class="table-scroll" tabindex="0" role="region" aria-label="Table ${(tables += 1)}"><table>`)
+    .replace(/<\/table>/g, '</table></div>');
+  const title = /^# (.+)$/m.exec(markdown)?.[1].replace(/`/g, '') ?? source;
+  return { title, body };
+}
+
+const pageNames: Record<string, string> = {
+  'docs/readme.html': 'README',
+  'docs/diff.html': 'Checking your Llama',
+  'docs/trace-schema.html': 'Trace files',
+  'docs/architecture.html': 'Architecture',
+  'docs/perf.html': 'Performance',
+};
+
+/** A whole page: the site's header, the documents' list, the rendered Markdown. */
+function pageHtml(page: string, source: string, title: string, body: string, docs: string[], css: string): string {
+  const documentLinks = docs
+    .map((doc) => `<a href="${relativeUrl(page, doc)}"${doc === page ? ' aria-current="page"' : ''}>${escapeHtml(pageNames[doc] ?? path.posix.basename(doc, '.html'))}</a>`)
+    .join('\n    ');
+  const root = (file: string) => relativeUrl(page, file);
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="icon" href="${root('favicon.svg')}" type="image/svg+xml">
+  <title>${escapeHtml(title)} · Attention Anatomy</title>
+  <style>
+${css}
+  </style>
+</head>
+<body>
+<a class="skip-link" href="#content">Skip to content</a>
+<header class="site-header">
+  <a class="brand" href="${root('index.html')}">Attention Anatomy</a>
+  <nav aria-label="Chapters">
+    <a href="${root('index.html')}">1 · Inside attention</a>
+    <a href="${root('notebook.html')}">2 · The notebook chapter</a>
+    <a href="${root('exercises.html')}">Exercises</a>
+    <a href="${root('docs/readme.html')}" aria-current="page">Docs</a>
+  </nav>
+</header>
+<nav class="docs-list" aria-label="Documents">
+    ${documentLinks}
+</nav>
+<main id="content" tabindex="-1" class="doc" data-source="${escapeHtml(source)}">
+${body}
+<p class="doc-source">This page is <code>${escapeHtml(source)}</code> of the repository, as the site ships it.</p>
+</main>
+</body>
+</html>
+`;
+}
+
+/** Every file the plugin adds to the site: its path from the site's root and its bytes. */
+export function docsSite(repo: string, css: string): Map<string, string | Buffer> {
+  const shipped = shippedFiles(repo);
+  const pages = [...shipped].filter(([, site]) => site.endsWith('.html'));
+  const docs = pages.map(([, site]) => site);
+  const out = new Map<string, string | Buffer>();
+  for (const [source, site] of shipped) {
+    if (site.endsWith('.html')) {
+      const { title, body } = renderMarkdown(repo, source, site, shipped);
+      out.set(site, pageHtml(site, source, title, body, docs, css));
+    } else {
+      out.set(site, fs.readFileSync(path.join(repo, source)));
+    }
+  }
+  return out;
+}
+
+const contentType = (file: string) =>
+  file.endsWith('.html') ? 'text/html; charset=utf-8' : file.endsWith('.png') ? 'image/png' : 'text/x-python; charset=utf-8';
+
+export function docsPages(repo: string, cssFile: string): Plugin {
+  const site = () => docsSite(repo, fs.readFileSync(cssFile, 'utf8'));
+  return {
+    name: 'docs-pages',
+    generateBundle() {
+      for (const [fileName, source] of site()) this.emitFile({ type: 'asset', fileName, source });
+    },
+    configureServer(server) {
+      server.middlewares.use((request, response, next) => {
+        const file = decodeURIComponent((request.url ?? '').split(/[?#]/)[0]).replace(/^\//, '');
+        if (!file.startsWith('docs/') && !file.startsWith('tools/')) return next();
+        const files = site();
+        const bytes = files.get(file);
+        if (bytes === undefined) return next();
+        response.setHeader('Content-Type', contentType(file));
+        response.end(bytes);
+      });
+    },
+  };
+}
