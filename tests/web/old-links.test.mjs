@@ -15,7 +15,10 @@ test('every old number names a widget of a page', async () => {
   const onPages = new Set([...pages.matchAll(/data-widget="([^"]+)"/g)].map((m) => m[1]));
   assert.equal(Object.keys(widgetOfOldNumber).length, 15);
   for (const [old, name] of Object.entries(widgetOfOldNumber)) assert.ok(onPages.has(name), `${old} -> ${name}, on no page`);
-  assert.equal(onPages.size, 15, 'a widget without an old number');
+  // Every widget on a page has an old number, except those that were given a name from the start.
+  const namedFromTheStart = ['multi-head'];
+  const numbered = new Set(Object.values(widgetOfOldNumber));
+  assert.deepEqual([...onPages].filter((name) => !numbered.has(name)), namedFromTheStart, 'a widget without an old number');
 });
 
 test('an old link gives the query of the new link, key by key and in order', () => {
