@@ -35,7 +35,9 @@ Tensor3<Real> layer_backward(const ModelConfig& c, const LayerWeights<Real>& w, 
     const Tensor4<Real> dheads = split_heads(linear_backward(merged, w.wo, dafter, g.wo), c.n_heads);  // [B, Hq, T, dh]
     Tensor4<Real> dv = xt::zeros<Real>(f.v.shape());                                     // [B, Hkv, T, dh]
     const Tensor4<Real> dprobs = weighted_values_backward(f.probs, f.v, dheads, dv);     // [B, Hq, T, S]
-    const Tensor4<Real> dmasked = softmax_rows_backward(f.probs, dprobs);               // [B, Hq, T, S]
+    const Tensor4<Real> dmasked = c.attention_sinks                                      // [B, Hq, T, S]
+                                      ? softmax_rows_with_sinks_backward(f.probs, dprobs, g.sinks)  // and dsinks [Hq]
+                                      : softmax_rows_backward(f.probs, dprobs);
     const std::size_t T = f.probs.shape(2), S = f.probs.shape(3);
     const Tensor4<Real> dscores = apply_mask_backward(dmasked, causal_mask(T, S));      // [B, Hq, T, S]
     Tensor4<Real> dk_rope = xt::zeros<Real>(f.k_rope.shape());                           // [B, Hkv, T, dh]

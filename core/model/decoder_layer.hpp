@@ -99,16 +99,21 @@ Tensor3<Real> decoder_layer(const ModelConfig& c, const Weights& w, const Parall
     note("k_cache_layer", k_cache), note("v_cache_layer", v_cache);
 
     // [anatomy:layer_attention]
+    // With attention sinks (c.attention_sinks), each row's softmax has the head's sink
+    // logit as one more column with no value: the row sums to one minus the sink's share.
+    const auto softmax = [&](const Tensor4<Real>& masked) {
+        return c.attention_sinks ? softmax_rows_with_sinks_fast(masked, w.sinks) : softmax_rows_fast(masked);
+    };
     Tensor4<Real> scores, probs, heads;
     if (path == AttentionPath::grouped) {
-        scores = attention_scores_fast(q_rope, k_cache);                        // [B, Hq, T, S]
-        probs = softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, S)));  // [B, Hq, T, S]
-        heads = weighted_values_fast(probs, v_cache);                           // [B, Hq, T, dh]
+        scores = attention_scores_fast(q_rope, k_cache);                // [B, Hq, T, S]
+        probs = softmax(apply_mask_fast(scores, causal_mask(T, S)));    // [B, Hq, T, S]
+        heads = weighted_values_fast(probs, v_cache);                   // [B, Hq, T, dh]
     } else {
         const Tensor4<Real> k_full = repeat_kv(k_cache, c.kv_group());  // [B, Hq, S, dh]
         const Tensor4<Real> v_full = repeat_kv(v_cache, c.kv_group());  // [B, Hq, S, dh]
         scores = attention_scores_fast(q_rope, k_full);
-        probs = softmax_rows_fast(apply_mask_fast(scores, causal_mask(T, S)));
+        probs = softmax(apply_mask_fast(scores, causal_mask(T, S)));
         heads = weighted_values_fast(probs, v_full);
     }
     // [/anatomy:layer_attention]

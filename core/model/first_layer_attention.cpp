@@ -30,6 +30,7 @@ struct RotatedQueriesKeys {
 
 RotatedQueriesKeys rotated_queries_keys(const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
     require_valid(c);
+    if (c.attention_sinks) throw InputError("the first layer alone does not read attention sinks: run the whole model");
     const std::size_t V = std::size_t(c.vocab_size), D = std::size_t(c.hidden_size), dh = std::size_t(c.head_dim);
     require_shape(w.embedding, {V, D}, "embedding");
     require_shape(w.attn_norm, {D}, "attn_norm");

@@ -88,7 +88,7 @@ std::optional<ModelConfig> preset_config(std::string_view name) {
 double ModelConfig::parameter_count() const {
     const double D = hidden_size, F = ffn_size, V = vocab_size, q = double(n_heads) * head_dim, kv = double(n_kv_heads) * head_dim;
     const double layer = 2 * D + D * q + 2 * D * kv + q * D + 3 * D * F;
-    return V * D * (tie_embeddings ? 1 : 2) + D + double(n_layers) * layer;
+    return V * D * (tie_embeddings ? 1 : 2) + D + double(n_layers) * (layer + (attention_sinks ? n_heads : 0));
 }
 
 std::string config_problem(const ModelConfig& c) {
@@ -115,7 +115,7 @@ void require_valid(const ModelConfig& config) {
 }
 
 nlohmann::json config_to_json(const ModelConfig& c) {
-    return {
+    nlohmann::json j = {
         {"name", c.name},
         {"vocab_size", c.vocab_size},
         {"hidden_size", c.hidden_size},
@@ -129,6 +129,8 @@ nlohmann::json config_to_json(const ModelConfig& c) {
         {"rope_pairing", to_string(c.rope_pairing)},
         {"tie_embeddings", c.tie_embeddings},
     };
+    if (c.attention_sinks) j["attention_sinks"] = true;  // absent means false: a model without sinks is written as before
+    return j;
 }
 
 ModelConfig config_from_json(const nlohmann::json& j) {
@@ -163,6 +165,9 @@ ModelConfig config_from_json(const nlohmann::json& j) {
     if (j.contains("tie_embeddings") && !j["tie_embeddings"].is_boolean())
         throw InputError("model config: field 'tie_embeddings' must be true or false");
     c.tie_embeddings = j.value("tie_embeddings", true);
+    if (j.contains("attention_sinks") && !j["attention_sinks"].is_boolean())
+        throw InputError("model config: field 'attention_sinks' must be true or false");
+    c.attention_sinks = j.value("attention_sinks", false);
     require_valid(c);
     return c;
 }

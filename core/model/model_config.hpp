@@ -25,6 +25,10 @@ struct ModelConfig {
     double rms_norm_eps = 1e-6;
     RopePairing rope_pairing = RopePairing::half_split;
     bool tie_embeddings = true;  // logits = final_norm(x) @ embedding^T
+    // Learned attention sinks (gpt-oss): each layer's query head h has a logit that joins
+    // its softmax rows as one more column with no value (ops/attention.hpp,
+    // softmax_rows_with_sinks). Off: every weight and output as without the field.
+    bool attention_sinks = false;
 
     // Query heads per KV head; query head h reads KV head h / kv_group().
     int kv_group() const { return n_heads / n_kv_heads; }

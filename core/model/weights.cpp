@@ -60,6 +60,7 @@ Model<float> random_model(const ModelConfig& config, std::uint64_t seed) {
         l.wk = draw_projection(rng, D, kv_width);
         l.wv = draw_projection(rng, D, kv_width);
         l.wo = draw_projection(rng, q_width, D);
+        if (config.attention_sinks) l.sinks = draw<1>(rng, {std::size_t(config.n_heads)}, 0.0, 1.0);
         l.ffn_norm = draw_norm_scale(rng, D);
         l.w_gate = draw_projection(rng, D, F);
         l.w_up = draw_projection(rng, D, F);
@@ -88,6 +89,7 @@ void require_shapes(const ModelConfig& c, const ModelWeights<Real>& w) {
         require_shape(l.wk, {D, kv_width}, at + "wk");
         require_shape(l.wv, {D, kv_width}, at + "wv");
         require_shape(l.wo, {q_width, D}, at + "wo");
+        require_shape(l.sinks, {c.attention_sinks ? std::size_t(c.n_heads) : 0}, at + "sinks");
         require_shape(l.ffn_norm, {D}, at + "ffn_norm");
         require_shape(l.w_gate, {D, F}, at + "w_gate");
         require_shape(l.w_up, {D, F}, at + "w_up");
@@ -105,7 +107,7 @@ Model<To> cast_model(const Model<From>& model) {
     for (const LayerWeights<From>& l : w.layers) {
         out.weights.layers.push_back({cast<To>(l.attn_norm), cast<To>(l.wq), cast<To>(l.wk),
                                       cast<To>(l.wv), cast<To>(l.wo), cast<To>(l.ffn_norm),
-                                      cast<To>(l.w_gate), cast<To>(l.w_up), cast<To>(l.w_down)});
+                                      cast<To>(l.w_gate), cast<To>(l.w_up), cast<To>(l.w_down), cast<To>(l.sinks)});
     }
     out.weights.final_norm = cast<To>(w.final_norm);
     out.weights.lm_head = cast<To>(w.lm_head);

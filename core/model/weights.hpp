@@ -22,6 +22,7 @@ struct LayerWeights {
     Matrix<Real> w_gate;     // [D, F]       gate_proj
     Matrix<Real> w_up;       // [D, F]       up_proj
     Matrix<Real> w_down;     // [F, D]       down_proj
+    Vector<Real> sinks;      // [Hq]         self_attn.sinks: learned sink logits (config.attention_sinks), else empty
 };
 
 template <typename Real>
@@ -39,11 +40,11 @@ struct Model {
 };
 
 // What a tensor is, for code that treats them differently (AdamW decays projections only).
-enum class TensorKind { embedding, norm_scale, projection };
+enum class TensorKind { embedding, norm_scale, projection, sink_logits };
 
 // Calls visit(kind, a, b, ...) with the same tensor of each of `weights` (ModelWeights
-// of one shape, const or not), for every tensor in the draw order below; lm_head only
-// when the first holds one (an untied model).
+// of one shape, const or not), for every tensor in the draw order below; sinks and
+// lm_head only when the first holds them (a model with attention sinks, an untied model).
 template <typename Visit, typename First, typename... Rest>
 void for_each_tensor(const Visit& visit, First& first, Rest&... rest) {
     visit(TensorKind::embedding, first.embedding, rest.embedding...);
@@ -53,6 +54,7 @@ void for_each_tensor(const Visit& visit, First& first, Rest&... rest) {
         visit(TensorKind::projection, first.layers[l].wk, rest.layers[l].wk...);
         visit(TensorKind::projection, first.layers[l].wv, rest.layers[l].wv...);
         visit(TensorKind::projection, first.layers[l].wo, rest.layers[l].wo...);
+        if (first.layers[l].sinks.size() > 0) visit(TensorKind::sink_logits, first.layers[l].sinks, rest.layers[l].sinks...);
         visit(TensorKind::norm_scale, first.layers[l].ffn_norm, rest.layers[l].ffn_norm...);
         visit(TensorKind::projection, first.layers[l].w_gate, rest.layers[l].w_gate...);
         visit(TensorKind::projection, first.layers[l].w_up, rest.layers[l].w_up...);
@@ -66,12 +68,13 @@ void for_each_tensor(const Visit& visit, First& first, Rest&... rest) {
 inline constexpr std::uint64_t default_seed = 1;
 
 // Deterministic weights for `config` (see random.hpp for the generator).
-// Draw order: embedding; then per layer attn_norm, wq, wk, wv, wo, ffn_norm,
-// w_gate, w_up, w_down; then final_norm; then lm_head when untied. Each tensor
-// is filled in row-major order of its stored shape, one normal() per element.
+// Draw order: embedding; then per layer attn_norm, wq, wk, wv, wo, sinks (only with
+// attention sinks), ffn_norm, w_gate, w_up, w_down; then final_norm; then lm_head when
+// untied. Each tensor is filled in row-major order of its stored shape, one normal() per element.
 //   embedding ~ N(0, 1)
 //   a projection W [in, out] ~ N(0, 1/in)    (keeps activations at unit scale)
 //   norm scales ~ 1 + N(0, 0.1^2)             (a visible, non-trivial learned scale)
+//   sink logits ~ N(0, 1)                     (the scale of a score q.k / sqrt(dh))
 // Values are drawn in double and rounded once to float.
 Model<float> random_model(const ModelConfig& config, std::uint64_t seed = default_seed);
 

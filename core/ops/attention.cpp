@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace anatomy {
@@ -101,6 +102,27 @@ Tensor4<Real> softmax_rows(const Tensor4<Real>& x) {
 }
 // [/anatomy:softmax_rows]
 
+template <typename Real>
+Tensor4<Real> softmax_rows_with_sinks(const Tensor4<Real>& x, const Vector<Real>& sinks) {
+    const std::size_t H = x.shape(1), T = x.shape(2), S = x.shape(3);
+    if (sinks.size() != H) throw InputError("softmax_rows_with_sinks: " + std::to_string(sinks.size()) + " sinks for " + std::to_string(H) + " heads");
+    const std::size_t rows = x.size() / (S ? S : 1);
+    Tensor4<Real> probs(x.shape());
+    for (std::size_t r = 0; r < rows; ++r) {
+        const Real* in = x.data() + r * S;     // [S] one query's scores against every key
+        Real* out = probs.data() + r * S;      // [S]
+        const Real sink = sinks(r / T % H);    // the row's head: rows run over b, then h, then t
+        Real row_max = sink;                   // the sink is one more column, always allowed
+        for (std::size_t s = 0; s < S; ++s) row_max = row_max < in[s] ? in[s] : row_max;
+        for (std::size_t s = 0; s < S; ++s) out[s] = exponential(in[s] - row_max);  // e^-inf = 0 for a masked key
+        Real sum = 0;
+        for (std::size_t s = 0; s < S; ++s) sum += out[s];
+        sum += exponential(sink - row_max);    // the sink's column: in the sum, not in the output
+        for (std::size_t s = 0; s < S; ++s) out[s] /= sum;
+    }
+    return probs;
+}
+
 // [anatomy:weighted_values]
 template <typename Real>
 Tensor4<Real> weighted_values(const Tensor4<Real>& probs, const Tensor4<Real>& v) {
@@ -168,6 +190,23 @@ Tensor4<Real> softmax_rows_backward(const Tensor4<Real>& probs, const Tensor4<Re
 }
 
 template <typename Real>
+Tensor4<Real> softmax_rows_with_sinks_backward(const Tensor4<Real>& probs, const Tensor4<Real>& dprobs, Vector<Real>& dsinks) {
+    const std::size_t H = probs.shape(1), T = probs.shape(2), S = probs.shape(3), rows = probs.size() / (S ? S : 1);
+    if (dsinks.size() != H) throw InputError("softmax_rows_with_sinks_backward: dsinks has " + std::to_string(dsinks.size()) + " entries for " + std::to_string(H) + " heads");
+    Tensor4<Real> dx(probs.shape());
+    for (std::size_t r = 0; r < rows; ++r) {
+        const Real* p = probs.data() + r * S;
+        const Real* dp = dprobs.data() + r * S;
+        Real dot = 0;          // sum_s dp[s] p[s]; the sink's column adds nothing (no value, dp = 0)
+        Real keys_share = 0;   // sum_s p[s]
+        for (std::size_t s = 0; s < S; ++s) dot += dp[s] * p[s], keys_share += p[s];
+        for (std::size_t s = 0; s < S; ++s) dx.data()[r * S + s] = p[s] * (dp[s] - dot);
+        dsinks(r / T % H) += -(Real(1) - keys_share) * dot;
+    }
+    return dx;
+}
+
+template <typename Real>
 Tensor4<Real> apply_mask_backward(const Tensor4<Real>& dmasked, const Mask& allowed) {
     const std::size_t T = dmasked.shape(2), S = dmasked.shape(3), planes = dmasked.shape(0) * dmasked.shape(1);
     if (allowed.shape(0) != T || allowed.shape(1) != S) throw InputError("apply_mask_backward: mask shape differs from scores");
@@ -200,6 +239,8 @@ template Tensor4<float> weighted_values_backward(const Tensor4<float>&, const Te
 template Tensor4<double> weighted_values_backward(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&, Tensor4<double>&);
 template Tensor4<float> softmax_rows_backward(const Tensor4<float>&, const Tensor4<float>&);
 template Tensor4<double> softmax_rows_backward(const Tensor4<double>&, const Tensor4<double>&);
+template Tensor4<float> softmax_rows_with_sinks_backward(const Tensor4<float>&, const Tensor4<float>&, Vector<float>&);
+template Tensor4<double> softmax_rows_with_sinks_backward(const Tensor4<double>&, const Tensor4<double>&, Vector<double>&);
 template Tensor4<float> apply_mask_backward(const Tensor4<float>&, const Mask&);
 template Tensor4<double> apply_mask_backward(const Tensor4<double>&, const Mask&);
 template Tensor4<float> attention_scores_backward(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&, Tensor4<float>&);
@@ -211,6 +252,8 @@ template Tensor4<float> apply_mask(const Tensor4<float>&, const Mask&);
 template Tensor4<double> apply_mask(const Tensor4<double>&, const Mask&);
 template Tensor4<float> softmax_rows(const Tensor4<float>&);
 template Tensor4<double> softmax_rows(const Tensor4<double>&);
+template Tensor4<float> softmax_rows_with_sinks(const Tensor4<float>&, const Vector<float>&);
+template Tensor4<double> softmax_rows_with_sinks(const Tensor4<double>&, const Vector<double>&);
 template Tensor4<float> weighted_values(const Tensor4<float>&, const Tensor4<float>&);
 template Tensor4<double> weighted_values(const Tensor4<double>&, const Tensor4<double>&);
 

@@ -40,6 +40,15 @@ Tensor4<Real> apply_mask(const Tensor4<Real>& scores, const Mask& allowed);
 template <typename Real>
 Tensor4<Real> softmax_rows(const Tensor4<Real>& x);
 
+// The same softmax with one more column per row that has no value: query head h's
+// learned sink logit sinks[h] (gpt-oss's attention sinks). Over the row's scores z,
+//   p_s = e^(z_s - m) / (e^(sink - m) + sum_s' e^(z_s' - m)),  m = max(sink, max_s z_s),
+// so a row gives 1 - sum_s p_s to "nothing" and sums to one minus the sink's share. The
+// sink is added to the sum after the keys. A row with every key masked gives every key 0.
+//   x: [B, H, T, S], sinks: [H]  ->  [B, H, T, S]
+template <typename Real>
+Tensor4<Real> softmax_rows_with_sinks(const Tensor4<Real>& x, const Vector<Real>& sinks);
+
 // Mix the value vectors with the attention weights.
 //   probs: [B, Hq, T, S], v: [B, Hkv, S, dh]  ->  [B, Hq, T, dh]
 template <typename Real>
@@ -60,6 +69,14 @@ Tensor4<Real> weighted_values_backward(const Tensor4<Real>& probs, const Tensor4
 //   probs, dprobs: [B, H, T, S]  ->  dx: [B, H, T, S]
 template <typename Real>
 Tensor4<Real> softmax_rows_backward(const Tensor4<Real>& probs, const Tensor4<Real>& dprobs);
+
+// Softmax with a sink column: the keys' gradient is softmax_rows_backward's (the sink's
+// column has no value, so dp = 0 there), and the sink's,
+//   dsinks[h] += sum over the rows of head h of  -p_sink * sum_s dp[s] p[s],
+// with p_sink = 1 - sum_s p[s], the row's share given to the sink.
+//   probs, dprobs: [B, H, T, S]  ->  dx: [B, H, T, S]; dsinks: [H] accumulated
+template <typename Real>
+Tensor4<Real> softmax_rows_with_sinks_backward(const Tensor4<Real>& probs, const Tensor4<Real>& dprobs, Vector<Real>& dsinks);
 
 // The mask passes the gradient of an allowed score and stops it at a forbidden one
 // (that score was replaced by -infinity, so it had no effect).

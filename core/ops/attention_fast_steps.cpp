@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "attention.hpp"
@@ -175,27 +176,46 @@ Tensor4<Real> apply_mask_fast(const Tensor4<Real>& scores, const Mask& allowed) 
     return masked;
 }
 
+namespace {
+
+// One row of softmax_rows_fast, with a sink column when `sink` is given (softmax_rows_with_sinks:
+// the sink joins the maximum, and the sum after the keys).
+template <typename Real>
+void softmax_row(const Real* in, std::size_t S, const Real* sink, Real* out) {
+    // Keys after the last allowed one (a causal row's masked tail) get exactly 0
+    // and take no part below, as e^-inf = 0 would give them.
+    const std::size_t end = trimmed_length(in, S, -std::numeric_limits<Real>::infinity());
+    std::fill(out + end, out + S, Real(0));
+    if (end == 0 && !sink) return;  // no allowed key: a row of zeros rather than NaN
+    Real row_max = end > 0 ? row_maximum(in, end) : *sink;
+    if (sink) row_max = row_max < *sink ? *sink : row_max;
+    // exponential (ops/exponential.hpp) gives the same bits natively and in wasm; in a
+    // loop of its own it vectorises (the sum, in order of s, cannot).
+    for (std::size_t s = 0; s < end; ++s) out[s] = exponential(in[s] - row_max);  // e^-inf = 0 for forbidden keys
+    Real sum = 0;
+    for (std::size_t s = 0; s < end; ++s) sum += out[s];
+    if (sink) sum += exponential(*sink - row_max);
+    for (std::size_t s = 0; s < end; ++s) out[s] /= sum;
+}
+
+}  // namespace
+
 template <typename Real>
 Tensor4<Real> softmax_rows_fast(const Tensor4<Real>& x) {
     const std::size_t S = x.shape(3);
     const std::size_t rows = x.size() / (S ? S : 1);
     Tensor4<Real> probs(x.shape());
-    for (std::size_t r = 0; r < rows; ++r) {
-        const Real* in = x.data() + r * S;
-        Real* out = probs.data() + r * S;
-        // Keys after the last allowed one (a causal row's masked tail) get exactly 0
-        // and take no part below, as e^-inf = 0 would give them.
-        const std::size_t end = trimmed_length(in, S, -std::numeric_limits<Real>::infinity());
-        std::fill(out + end, out + S, Real(0));
-        if (end == 0) continue;  // no allowed key: a row of zeros rather than NaN
-        const Real row_max = row_maximum(in, end);
-        // exponential (ops/exponential.hpp) gives the same bits natively and in wasm; in a
-        // loop of its own it vectorises (the sum, in order of s, cannot).
-        for (std::size_t s = 0; s < end; ++s) out[s] = exponential(in[s] - row_max);  // e^-inf = 0 for forbidden keys
-        Real sum = 0;
-        for (std::size_t s = 0; s < end; ++s) sum += out[s];
-        for (std::size_t s = 0; s < end; ++s) out[s] /= sum;
-    }
+    for (std::size_t r = 0; r < rows; ++r) softmax_row<Real>(x.data() + r * S, S, nullptr, probs.data() + r * S);
+    return probs;
+}
+
+template <typename Real>
+Tensor4<Real> softmax_rows_with_sinks_fast(const Tensor4<Real>& x, const Vector<Real>& sinks) {
+    const std::size_t H = x.shape(1), T = x.shape(2), S = x.shape(3);
+    if (sinks.size() != H) throw InputError("softmax_rows_with_sinks_fast: " + std::to_string(sinks.size()) + " sinks for " + std::to_string(H) + " heads");
+    const std::size_t rows = x.size() / (S ? S : 1);
+    Tensor4<Real> probs(x.shape());
+    for (std::size_t r = 0; r < rows; ++r) softmax_row<Real>(x.data() + r * S, S, &sinks(r / T % H), probs.data() + r * S);
     return probs;
 }
 
@@ -273,6 +293,8 @@ template Tensor4<float> apply_mask_fast(const Tensor4<float>&, const Mask&);
 template Tensor4<double> apply_mask_fast(const Tensor4<double>&, const Mask&);
 template Tensor4<float> softmax_rows_fast(const Tensor4<float>&);
 template Tensor4<double> softmax_rows_fast(const Tensor4<double>&);
+template Tensor4<float> softmax_rows_with_sinks_fast(const Tensor4<float>&, const Vector<float>&);
+template Tensor4<double> softmax_rows_with_sinks_fast(const Tensor4<double>&, const Vector<double>&);
 template Tensor4<float> weighted_values_fast(const Tensor4<float>&, const Tensor4<float>&);
 template Tensor4<double> weighted_values_fast(const Tensor4<double>&, const Tensor4<double>&);
 

@@ -66,6 +66,8 @@ Tensor4<Real> apply_mask_fast(const Tensor4<Real>& scores, const Mask& allowed);
 template <typename Real>
 Tensor4<Real> softmax_rows_fast(const Tensor4<Real>& x);
 template <typename Real>
+Tensor4<Real> softmax_rows_with_sinks_fast(const Tensor4<Real>& x, const Vector<Real>& sinks);  // softmax_rows_with_sinks' bits
+template <typename Real>
 Tensor4<Real> weighted_values_fast(const Tensor4<Real>& probs, const Tensor4<Real>& v);
 // ... and composed with the causal mask, for the benchmark: the same contract as v0.
 Tensor4<float> attention_steps(const Tensor4<float>& q, const Tensor4<float>& k, const Tensor4<float>& v);

@@ -35,6 +35,7 @@ struct PretrainedLayer {
     WeightView w_gate;            // [F, D]       gate_proj
     WeightView w_up;              // [F, D]       up_proj
     WeightView w_down;            // [D, F]       down_proj
+    Vector<float> sinks;          // [Hq]         self_attn.sinks (config.attention_sinks), else empty
 };
 
 struct PretrainedModel {

@@ -78,12 +78,16 @@ int steps_that_differ(const Shape& c, const Mask& allowed, std::uint64_t seed) {
     const Tensor4<Real> masked = apply_mask(scores, allowed), masked_fast = apply_mask_fast(scores, allowed);
     const Tensor4<Real> probs = softmax_rows(masked), probs_fast = softmax_rows_fast(masked);
     const Tensor4<Real> out = weighted_values(probs, v), out_fast = weighted_values_fast(probs, v);
+    // With a sink logit per head (one of them far above every score, one far below).
+    Vector<Real> sinks = random_tensor<double, 1>({c.Hq}, seed + 3, 2.0);
+    sinks(0) = Real(40), sinks(c.Hq - 1) = Real(-40);
+    const Tensor4<Real> sunk = softmax_rows_with_sinks(masked, sinks), sunk_fast = softmax_rows_with_sinks_fast(masked, sinks);
     std::size_t nan_values = 0;  // finite inputs: a NaN anywhere is a fault of either version
-    for (const auto* t : {&scores, &scores_fast, &masked, &probs, &probs_fast, &out, &out_fast})
+    for (const auto* t : {&scores, &scores_fast, &masked, &probs, &probs_fast, &out, &out_fast, &sunk, &sunk_fast})
         for (std::size_t i = 0; i < t->size(); ++i) nan_values += std::isnan(t->data()[i]);
     REQUIRE(nan_values == 0);
     return !same_bits(scores, scores_fast) + !same_bits(masked, masked_fast) + !same_bits(probs, probs_fast) +
-           !same_bits(out, out_fast);
+           !same_bits(out, out_fast) + !same_bits(sunk, sunk_fast);
 }
 
 }  // namespace
@@ -129,4 +133,28 @@ TEST_CASE("the comparison can fail: a fast step given other inputs differs from 
     k_nudged(1, 1, 4, 3) += 1e-4f;  // one channel of one key
     CHECK(same_bits(attention_scores(q, k), attention_scores_fast(q, k)));
     CHECK_FALSE(same_bits(attention_scores(q, k), attention_scores_fast(q, k_nudged)));
+}
+
+TEST_CASE("softmax with sinks: each row sums to one minus the sink's share, as the closed form says") {
+    // One head, one query, keys with scores 0 and ln 2, a sink logit of ln 3: e^z = 1, 2 and 3,
+    // so the keys get 1/6 and 2/6 and the sink keeps 3/6.
+    Tensor4<double> scores({1, 2, 1, 2});
+    scores(0, 0, 0, 0) = 0, scores(0, 0, 0, 1) = std::log(2.0);
+    scores(0, 1, 0, 0) = 0, scores(0, 1, 0, 1) = 0;
+    Vector<double> sinks = xt::zeros<double>({std::size_t(2)});
+    sinks(0) = std::log(3.0), sinks(1) = -std::numeric_limits<double>::max();  // head 1: a sink that takes nothing
+    for (const Tensor4<double>& p : {softmax_rows_with_sinks(scores, sinks), softmax_rows_with_sinks_fast(scores, sinks)}) {
+        CHECK(p(0, 0, 0, 0) == doctest::Approx(1.0 / 6).epsilon(1e-15));
+        CHECK(p(0, 0, 0, 1) == doctest::Approx(2.0 / 6).epsilon(1e-15));
+        CHECK(p(0, 1, 0, 0) == 0.5);  // no share for the sink: the plain softmax
+        CHECK(p(0, 1, 0, 1) == 0.5);
+    }
+    // Every key masked: the sink takes the whole row, and the keys get 0, not NaN.
+    Tensor4<float> masked({1, 1, 1, 3});
+    masked.fill(-std::numeric_limits<float>::infinity());
+    Vector<float> one = xt::zeros<float>({std::size_t(1)});
+    one(0) = 0.25f;
+    for (const Tensor4<float>& p : {softmax_rows_with_sinks(masked, one), softmax_rows_with_sinks_fast(masked, one)})
+        for (std::size_t s = 0; s < 3; ++s) CHECK(p(0, 0, 0, s) == 0.0f);
+    CHECK_THROWS_AS(softmax_rows_with_sinks(masked, Vector<float>(xt::zeros<float>({std::size_t(2)}))), InputError);
 }

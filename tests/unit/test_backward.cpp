@@ -155,6 +155,22 @@ TEST_CASE("attention backward, step by step: scores (GQA), mask, softmax, weight
         for (std::size_t t = 0; t < T; ++t)
             for (std::size_t s = t + 1; s < T; ++s) CHECK(dscores(0, 1, t, s) == 0.0);
     }
+    SUBCASE("mask then softmax with sinks: the scores and each head's sink logit") {
+        Tensor4<double> scores({B, Hq, T, T}), w({B, Hq, T, T});
+        Vector<double> sinks = xt::zeros<double>({Hq});
+        fill_normal(scores, 34), fill_normal(w, 35), fill_normal(sinks, 36, 2.0);
+        const auto forward = [&] { return softmax_rows_with_sinks(apply_mask(scores, allowed), sinks); };
+        Vector<double> dsinks = xt::zeros<double>(sinks.shape());
+        const Tensor4<double> dscores = apply_mask_backward(softmax_rows_with_sinks_backward(forward(), w, dsinks), allowed);
+        const auto loss = [&] { return weighted_sum(w, forward()); };
+        CHECK(relative_error(scores, dscores, loss) < bound);
+        CHECK(relative_error(sinks, dsinks, loss) < bound);
+        // A sink's gradient that left out the rows of the other heads, or took the keys' share
+        // for the sink's, is off by a gradient entry's size.
+        Vector<double> wrong = dsinks;
+        wrong(2) *= 0.5;
+        CHECK(relative_error(sinks, wrong, loss) > 1e-2);
+    }
     SUBCASE("weighted values: dprobs, and dv summed over the group") {
         Tensor4<double> probs = softmax_rows(apply_mask(attention_scores(q, k), allowed));
         Tensor4<double> w({B, Hq, T, dh});
@@ -225,6 +241,26 @@ TEST_CASE("the whole model's gradient, every weight, matches finite differences"
         check(layer.w_up, grad.w_up);
         check(layer.w_down, grad.w_down);
     }
+}
+
+TEST_CASE("with attention sinks, the whole model's gradient matches finite differences, the sinks' included") {
+    ModelConfig config = tiny_config();
+    config.attention_sinks = true;
+    Model<double> model = cast_model<double>(random_model(config, 4));
+    const TokenIds tokens = ids_of(2, 6, 32, 37), targets = ids_of(2, 6, 32, 38);
+    ModelWeights<double> g = zero_gradients(model);
+    const double loss = loss_and_gradients(model, tokens, targets, g);
+    CHECK(loss == doctest::Approx(training_loss(model, tokens, targets)).epsilon(1e-14));
+    const auto evaluate = [&] { return training_loss(model, tokens, targets); };
+    for (std::size_t l = 0; l < model.weights.layers.size(); ++l) {
+        CAPTURE(l);
+        REQUIRE(g.layers[l].sinks.size() == 4);
+        CHECK(xt::amax(xt::abs(g.layers[l].sinks))() > 0);
+        CHECK(relative_error(model.weights.layers[l].sinks, g.layers[l].sinks, evaluate) < bound);
+        CHECK(relative_error(model.weights.layers[l].wq, g.layers[l].wq, evaluate, 7) < bound);
+        CHECK(relative_error(model.weights.layers[l].wv, g.layers[l].wv, evaluate, 7) < bound);
+    }
+    CHECK(relative_error(model.weights.embedding, g.embedding, evaluate, 7) < bound);
 }
 
 TEST_CASE("the comparison fails for a gradient wrong in one entry, or a KV gradient not summed over its group") {
