@@ -64,6 +64,7 @@ NamedTensor hf_tensor(const Model<float>& model, const LlamaTensorSpec& spec) {
         case LlamaWeight::w_down: return projection(name, l->w_down);
         case LlamaWeight::final_norm: return named(name, w.final_norm);
         case LlamaWeight::lm_head: return projection(name, w.lm_head);
+        case LlamaWeight::sinks: return named(name, l->sinks);
     }
     throw std::logic_error("hf_tensor: unknown weight");
 }
@@ -81,7 +82,7 @@ std::vector<std::size_t> interleaved_to_half_split(std::size_t head_dim) {
 
 nlohmann::json hf_config_json(const ModelConfig& c, DType dtype) {
     const char* torch_dtype = dtype == DType::f32 ? "float32" : dtype == DType::f16 ? "float16" : "bfloat16";
-    return {
+    nlohmann::json j = {
         {"architectures", {"LlamaForCausalLM"}},
         {"model_type", "llama"},
         {"vocab_size", c.vocab_size},
@@ -102,6 +103,10 @@ nlohmann::json hf_config_json(const ModelConfig& c, DType dtype) {
         {"bos_token_id", 1},
         {"eos_token_id", 2},
     };
+    // Not a field of transformers' LlamaConfig, which would run the model without its sinks:
+    // this project's readers take it (the tensors are gpt-oss's, model.layers.{i}.self_attn.sinks).
+    if (c.attention_sinks) j["attention_sinks"] = true;
+    return j;
 }
 
 ModelConfig config_from_hf_json(const nlohmann::json& j) {
@@ -156,6 +161,9 @@ ModelConfig config_from_hf_json(const nlohmann::json& j) {
     if (j.contains("tie_word_embeddings") && !j["tie_word_embeddings"].is_boolean())
         throw InputError("config.json: field 'tie_word_embeddings' must be true or false");
     c.tie_embeddings = j.value("tie_word_embeddings", false);
+    if (j.contains("attention_sinks") && !j["attention_sinks"].is_boolean())
+        throw InputError("config.json: field 'attention_sinks' must be true or false");
+    c.attention_sinks = j.value("attention_sinks", false);
     require_valid(c);
     return c;
 }

@@ -192,6 +192,7 @@ void write_llama2c(const Model<float>& model, int seq_len, int version,
     const ModelConfig& c = model.config;
     if (c.rope_pairing != RopePairing::interleaved)
         throw InputError("a llama2.c file rotates adjacent channel pairs: the model must use interleaved RoPE pairing");
+    if (c.attention_sinks) throw InputError("a llama2.c file has no place for attention sinks: write a Hugging Face folder instead");
     if (version != 0 && version != 1) throw InputError("llama2.c files are written as version 0 or 1");
     if (seq_len < 1) throw InputError("seq_len must be at least 1");
     require_shapes(c, model.weights);

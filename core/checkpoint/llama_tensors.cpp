@@ -17,6 +17,7 @@ std::string hf_tensor_name(LlamaWeight weight, int layer) {
         case LlamaWeight::w_down: return p + "mlp.down_proj.weight";
         case LlamaWeight::final_norm: return "model.norm.weight";
         case LlamaWeight::lm_head: return "lm_head.weight";
+        case LlamaWeight::sinks: return p + "self_attn.sinks";
     }
     return "";
 }
@@ -38,21 +39,21 @@ std::vector<std::size_t> stored_shape(const ModelConfig& c, LlamaWeight weight) 
         case LlamaWeight::w_gate:
         case LlamaWeight::w_up: return {F, D};
         case LlamaWeight::w_down: return {D, F};
+        case LlamaWeight::sinks: return {std::size_t(c.n_heads)};
     }
     return {};
 }
 
 std::vector<LlamaTensorSpec> llama_tensor_specs(const ModelConfig& c) {
-    // The layout below has no place for learned sink logits: a checkpoint written from it
-    // would leave them out, and one read through it would run without them.
-    if (c.attention_sinks) throw InputError("checkpoints of a model with attention sinks are not supported: its sink logits would be left out");
     std::vector<LlamaTensorSpec> specs;
     auto add = [&](LlamaWeight weight, int layer) {
         specs.push_back({weight, layer, {hf_tensor_name(weight, layer), stored_shape(c, weight)}});
     };
     add(LlamaWeight::embedding, -1);
-    for (int i = 0; i < c.n_layers; ++i)
+    for (int i = 0; i < c.n_layers; ++i) {
         for (LlamaWeight weight : layer_weights) add(weight, i);
+        if (c.attention_sinks) add(LlamaWeight::sinks, i);
+    }
     add(LlamaWeight::final_norm, -1);
     if (!c.tie_embeddings) add(LlamaWeight::lm_head, -1);
     return specs;

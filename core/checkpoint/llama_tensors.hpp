@@ -28,6 +28,7 @@ enum class LlamaWeight {
     w_down,      // model.layers.{i}.mlp.down_proj.weight
     final_norm,  // model.norm.weight
     lm_head,     // lm_head.weight (only when the embeddings are not tied)
+    sinks,       // model.layers.{i}.self_attn.sinks (only with attention sinks; gpt-oss's name)
 };
 
 // The weights of one layer, in checkpoint order.
@@ -41,7 +42,7 @@ std::string hf_tensor_name(LlamaWeight weight, int layer);
 
 // Its shape as every source stores it, projections [out, in]:
 //   embedding, lm_head [V, D]; wq [Hq*dh, D]; wk, wv [Hkv*dh, D]; wo [D, Hq*dh];
-//   w_gate, w_up [F, D]; w_down [D, F]; the norm scales [D].
+//   w_gate, w_up [F, D]; w_down [D, F]; the norm scales [D]; sinks [Hq].
 std::vector<std::size_t> stored_shape(const ModelConfig& config, LlamaWeight weight);
 
 struct LlamaTensorSpec {
@@ -51,7 +52,8 @@ struct LlamaTensorSpec {
 };
 
 // Every tensor a model with this config has, in Hugging Face checkpoint order:
-// embedding; per layer the nine of layer_weights; final norm; lm_head when untied.
+// embedding; per layer the nine of layer_weights, then sinks with attention sinks;
+// final norm; lm_head when untied.
 std::vector<LlamaTensorSpec> llama_tensor_specs(const ModelConfig& config);
 // The same as (name, shape) pairs, the order hf_tensors writes them.
 std::vector<TensorSpec> hf_tensor_specs(const ModelConfig& config);

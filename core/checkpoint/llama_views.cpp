@@ -24,6 +24,7 @@ TensorView& slot(LlamaViews& v, const LlamaTensorSpec& spec) {
         case LlamaWeight::w_down: return l->w_down;
         case LlamaWeight::final_norm: return v.final_norm;
         case LlamaWeight::lm_head: return v.lm_head;
+        case LlamaWeight::sinks: return l->sinks;
     }
     return v.lm_head;
 }
@@ -55,10 +56,15 @@ LlamaViews llama_views(const ModelConfig& config, const TensorViews& tensors, co
         slot(views, spec) = required_tensor(tensors, spec.tensor.name, spec.tensor.shape, source);
         listed.insert(spec.tensor.name);
     }
-    for (const TensorView& t : tensors)
-        if (!listed.count(t.name) && !is_ignored_tensor(t.name))
-            throw InputError(source + ": unexpected tensor '" + t.name + "' (not part of a " +
-                             std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
+    for (const TensorView& t : tensors) {
+        if (listed.count(t.name) || is_ignored_tensor(t.name)) continue;
+        const bool sinks = t.name.size() > 16 && t.name.compare(t.name.size() - 16, 16, ".self_attn.sinks") == 0;
+        if (sinks && !config.attention_sinks)
+            throw InputError(source + ": tensor '" + t.name + "' holds learned attention sinks, but the config does not say " +
+                             "\"attention_sinks\": true (add it to config.json to run them)");
+        throw InputError(source + ": unexpected tensor '" + t.name + "' (not part of a " +
+                         std::string(config.tie_embeddings ? "tied" : "untied") + " Llama with this config)");
+    }
     return views;
 }
 

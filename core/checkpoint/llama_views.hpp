@@ -23,6 +23,7 @@ struct LlamaLayerViews {
     TensorView w_gate;     // [F, D]       gate_proj
     TensorView w_up;       // [F, D]       up_proj
     TensorView w_down;     // [D, F]       down_proj
+    TensorView sinks;      // [Hq]         self_attn.sinks (only with attention sinks; else no shape)
 };
 
 struct LlamaViews {
@@ -48,6 +49,7 @@ Layer layer_from_views(const LlamaLayerViews& v, const Norm& norm, const Project
     l.w_gate = projection(v.w_gate);
     l.w_up = projection(v.w_up);
     l.w_down = projection(v.w_down);
+    if (!v.sinks.shape.empty()) l.sinks = norm(v.sinks);  // a vector, as a norm scale is
     return l;
 }
 

@@ -185,7 +185,7 @@ ProbeResult run_probe(const PretrainedModel& model, const LlamaTokenizer& tokeni
     r.cache = {backend.cache_dtype(), backend.cached_tokens(), backend.cache_bytes(), cache_payload(c)};
 
     // The records: p3 and p4 are the check suite's e1 and e3 on the full pass's probabilities.
-    const std::vector<CheckRecord> on_probs = check_probabilities(r.probabilities);  // e1, e2, e3
+    const std::vector<CheckRecord> on_probs = check_probabilities(r.probabilities, c.attention_sinks);  // e1, e2, e3
     r.checks = {
         make_check("p1", "cached_matches_full", "logits of the prompt prefilled one token at a time through the KV cache vs one full pass",
                    vs.max_abs_diff, probe_logit_tolerance),

@@ -13,6 +13,7 @@ ModelConfig training_config(int vocab_size, const nlohmann::json& overrides) {
     ModelConfig tiny = tiny_config();
     tiny.vocab_size = vocab_size;
     nlohmann::json config = hf_config_json(tiny, DType::f32);  // the preset as config.json keys
+    config["attention_sinks"] = false;  // a key config.json carries only when true; here, to be overridden
     if (!overrides.is_object()) throw InputError("the overrides must be a JSON object of config.json keys, not " + json_kind(overrides));
     for (const auto& [key, value] : overrides.items()) {
         if (!config.contains(key)) throw InputError("unknown config.json key '" + key + "'");

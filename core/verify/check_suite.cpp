@@ -1,5 +1,6 @@
 #include "check_suite.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -112,7 +113,7 @@ std::vector<Tensor4<float>> captured_probs(const PassCapture& capture) {
 // e. Properties every causal probability matrix must have, whatever the weights.
 // A matrix holding a value that is not finite is not a probability matrix: all
 // three then record an infinite error, wherever that value sits.
-std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs) {
+std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs, bool sinks) {
     double sum_error = 0, first_row_error = 0, upper_error = 0;
     for (const Tensor4<float>& p : probs) {  // [B, Hq, T, S]
         const std::size_t B = p.shape(0), H = p.shape(1), T = p.shape(2), S = p.shape(3);
@@ -126,13 +127,23 @@ std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& 
                         if (!std::isfinite(value)) sum_error = first_row_error = upper_error = INFINITY;
                         if (!causal_allows(std::int64_t(t), std::int64_t(s), std::int64_t(S - T)))
                             upper_error = worse_error(upper_error, std::abs(value));
-                        if (t == 0 && S == T) first_row_error = worse_error(first_row_error, std::abs(value - (s == 0 ? 1.0 : 0.0)));
+                        if (t == 0 && S == T) {
+                            // With sinks key 0 keeps what the sink leaves: anything in (0, 1].
+                            const double expected = s != 0 ? 0.0 : sinks ? std::clamp(value, std::nextafter(0.0, 1.0), 1.0) : 1.0;
+                            first_row_error = worse_error(first_row_error, std::abs(value - expected));
+                        }
                     }
-                    sum_error = worse_error(sum_error, std::abs(sum - 1.0));
+                    // With sinks the row sums to one minus the sink's share: an error only outside (0, 1].
+                    const double target = sinks ? std::clamp(sum, std::nextafter(0.0, 1.0), 1.0) : 1.0;
+                    sum_error = worse_error(sum_error, std::abs(sum - target));
                 }
     }
     // Each of the <= S float probabilities carries at most half an ulp of rounding
     // (6e-8); a row of up to 32 keys then sums to 1 within 2e-6. We allow 1e-5.
+    if (sinks)
+        return {make_check("e1", "rows_sum_to_one_minus_sink", "sum of every probability row inside (0, 1] (the rest is the sink's)", sum_error, 1e-5),
+                make_check("e2", "first_row_sees_itself", "probability row 0 vs [p, 0, ..., 0], 0 < p <= 1 (exact)", first_row_error, 0.0),
+                make_check("e3", "future_cells_are_zero", "forbidden upper-triangle probabilities vs 0 (exact)", upper_error, 0.0)};
     return {make_check("e1", "rows_sum_to_one", "sum of every probability row vs 1", sum_error, 1e-5),
             make_check("e2", "first_row_sees_itself", "probability row 0 vs [1, 0, ..., 0] (exact)", first_row_error, 0.0),
             make_check("e3", "future_cells_are_zero", "forbidden upper-triangle probabilities vs 0 (exact)", upper_error, 0.0)};
@@ -208,7 +219,7 @@ std::vector<CheckRecord> run_check_suite(Backend& backend, const TokenIds& token
     checks.push_back(make_check("d", "future_tokens_do_not_leak",
                                 "every output at positions <= t, before vs after changing all tokens after t (bit for bit)",
                                 future_leak(backend, tokens, full, capture), 0.0));
-    for (CheckRecord& r : check_probabilities(probs)) checks.push_back(std::move(r));
+    for (CheckRecord& r : check_probabilities(probs, backend.config().attention_sinks)) checks.push_back(std::move(r));
     checks.push_back(make_check("f2", "payload_matches_cache",
                                 "scalars and " + dtype_word(backend.cache_dtype()) +
                                     " bytes held by the filled cache vs 2 x L x Hkv x dh x tokens x batch",

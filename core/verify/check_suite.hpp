@@ -49,8 +49,12 @@ std::vector<CheckRecord> run_check_suite(Backend& backend, const TokenIds& token
 // read, not the arithmetic: 0 expected, 1e-6 allowed.
 CheckRecord check_backends_agree(Backend& grouped, Backend& repeated, const TokenIds& tokens);
 
-// e1-e3 from an implementation's probabilities alone (per layer [B, Hq, T, S]).
-std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs);
+// e1-e3 from an implementation's probabilities alone (per layer [B, Hq, T, S]). With
+// attention sinks (`sinks`) a row gives part of its weight to the sink, which is no
+// key: e1 then holds every row's sum inside (0, 1] (one minus the sink's share; the
+// share's value is the softmax's own, tested beside it in ops), and e2 holds row 0 to
+// key 0 alone (every other key exactly 0, key 0 above 0).
+std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs, bool sinks = false);
 // h2 from the probabilities alone (config.kv_group() >= 2).
 CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs);
 

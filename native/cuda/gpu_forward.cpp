@@ -168,7 +168,14 @@ GpuAttention decode_kernel_for(const ModelConfig& c) {
                                                                         : GpuAttention::decode_split;
 }
 
+// The GPU kernels have no sink column: a model with attention sinks is refused before upload.
+void require_no_sinks(const ModelConfig& c) {
+    if (c.attention_sinks)
+        throw InputError("the CUDA forward has no attention sinks: run this checkpoint on the CPU (without --device cuda)");
+}
+
 GpuModel upload_model(const Model<float>& model) {
+    require_no_sinks(model.config);
     require_shapes(model.config, model.weights);
     GpuModel g;
     g.config = model.config;
@@ -182,6 +189,7 @@ GpuModel upload_model(const Model<float>& model) {
 }
 
 GpuModel upload_model(const PretrainedModel& model) {
+    require_no_sinks(model.config);
     GpuModel g;
     g.config = model.config;
     g.layout = WeightLayout::out_in;

@@ -107,6 +107,35 @@ class Train(AttnTestCase):
         self.assertEqual(trace["tokens"], [[0] + [vocab[c] for c in "The king"]])  # BOS, then one id per character
         self.assertTrue(trace["all_checks_passed"])
 
+    def test_attention_sinks_train_and_verify_and_probe_read_them(self):
+        text, out = self.write_text("text.txt", generated_text(20000)), self.path("sinks")
+        self.train(text, out, "--config", '{"attention_sinks": true}')
+        with open(os.path.join(out, "config.json")) as f:
+            self.assertIs(json.load(f)["attention_sinks"], True)
+        tensors, _ = read_safetensors(os.path.join(out, "model.safetensors"))
+        for layer in range(2):
+            self.assertEqual(tensors["model.layers.%d.self_attn.sinks" % layer]["shape"], [4])
+        report = self.ok("verify", "--checkpoint", out)
+        self.assertIn("All 12 checks passed", report)
+        self.assertIn("rows_sum_to_one_minus_sink", report)
+        trace_path = self.path("trace.json")
+        self.ok("probe", "--model", out, "--prompt", "The king", "--generate", "3", "--output", trace_path)
+        with open(trace_path) as f:
+            trace = json.load(f)
+        self.assertTrue(trace["all_checks_passed"])
+        # Every row gives the sink a share: no probability row sums to one.
+        sums = [sum(row) for layer in trace["layers"] for head in layer["probabilities"][0] for row in head]
+        self.assertTrue(all(0 < s < 1 - 1e-6 for s in sums), "a row summing to one, or to nothing: %s" % sums[:8])
+        # Without the config's key the tensors are named, not run without.
+        with open(os.path.join(out, "config.json")) as f:
+            config = json.load(f)
+        del config["attention_sinks"]
+        with open(os.path.join(out, "config.json"), "w") as f:
+            json.dump(config, f)
+        refused = run_attn("verify", "--checkpoint", out)
+        self.assertEqual(refused.returncode, 2, refused.stderr)
+        self.assertIn("holds learned attention sinks", refused.stderr)
+
     def test_same_seed_same_bytes_on_any_number_of_threads(self):
         text = self.write_text("text.txt", generated_text(20000))
         outputs = {}

@@ -4,6 +4,7 @@
 // forward written out from the core's operations with one switch for the fault.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <string>
@@ -198,4 +199,41 @@ TEST_CASE("the same suite on a checkpoint used in place, with a float32 and a bf
         CAPTURE(dtype_name(cache));
         CHECK(failed.empty());
     }
+}
+
+TEST_CASE("with attention sinks, the suite passes on the tiny model and on its checkpoint used in place; without the sinks' rule e1 and e2 fail") {
+    ModelConfig config = tiny_config();
+    config.attention_sinks = true;
+    const Model<float> model = random_model(config, 2);
+    TinyBackend tiny(model), repeated(model, AttentionPath::repeated_kv);
+    std::vector<std::string> failed;
+    std::vector<CheckRecord> checks = run_check_suite(tiny, demo_tokens());
+    checks.push_back(check_backends_agree(tiny, repeated, demo_tokens()));
+    for (const CheckRecord& r : checks)
+        if (!r.passed) failed.push_back(r.id + " " + std::to_string(r.max_abs_error));
+    CHECK(failed.empty());
+    CHECK(std::any_of(checks.begin(), checks.end(), [](const CheckRecord& r) { return r.name == "rows_sum_to_one_minus_sink"; }));
+
+    // The rows do give the sink a share: the plain rule fails them.
+    PassCapture capture;
+    tiny.reset(1);
+    tiny.forward(demo_tokens(), &capture);
+    for (const CheckRecord& r : check_probabilities(captured_probs(capture), false))
+        if (r.id == "e1" || r.id == "e2") CHECK_FALSE(r.passed);
+
+    // Written as a checkpoint (self_attn.sinks, "attention_sinks": true) and used in place.
+    const std::vector<std::uint8_t> bytes = hf_safetensors(model, DType::f32);
+    const SafetensorsView view = SafetensorsView::parse(bytes.data(), bytes.size());
+    const ModelConfig read = config_from_hf_json(hf_config_json(model.config, DType::f32));
+    REQUIRE(read.attention_sinks);
+    const PretrainedModel pretrained = pretrained_from_hf(read, {&view}, "sinks", WeightPrecision::float32);
+    PretrainedBackend backend(pretrained, DType::f32);
+    failed.clear();
+    for (const CheckRecord& r : run_check_suite(backend, demo_tokens()))
+        if (!r.passed) failed.push_back(r.id + " " + std::to_string(r.max_abs_error));
+    CHECK(failed.empty());
+    backend.reset(1);
+    tiny.reset(1);
+    // The same model, its projections read in place ([out, in]): the same logits to float rounding.
+    CHECK(max_abs_diff(backend.forward(demo_tokens(), nullptr), tiny.forward(demo_tokens(), nullptr)) < 1e-4);
 }

@@ -206,3 +206,38 @@ TEST_CASE("config.json errors name the field") {
     config["num_attention_heads"] = "four";
     CHECK_THROWS_WITH_AS(config_from_hf_json(config), doctest::Contains("num_attention_heads"), InputError);
 }
+
+TEST_CASE("a model with attention sinks: written as gpt-oss names them, read back to the same logits, refused where it has no place") {
+    ModelConfig config = tiny_config();
+    config.attention_sinks = true;
+    const Model<float> model = random_model(config, 5);
+    const std::vector<NamedTensor> tensors = hf_tensors(model);
+    CHECK(tensors.size() == 1 + 2 * 10 + 1);  // each layer's nine, then its sinks
+    CHECK(tensors[10].name == "model.layers.0.self_attn.sinks");
+    CHECK(tensors[10].shape == std::vector<std::size_t>{4});
+    const nlohmann::json json = hf_config_json(config, DType::f32);
+    CHECK(json["attention_sinks"] == true);
+    CHECK_FALSE(hf_config_json(tiny_config(), DType::f32).contains("attention_sinks"));
+
+    const std::vector<std::uint8_t> bytes = write_safetensors(tensors, DType::f32);
+    const SafetensorsView view = view_of(bytes);
+    const Model<float> loaded = model_from_hf(config_from_hf_json(json), {&view});
+    CHECK(loaded.weights.layers[1].sinks == model.weights.layers[1].sinks);
+    const TokenIds tokens = {{1, 2, 3, 4, 5}};
+    CHECK(double(xt::amax(xt::abs(full_forward(model, tokens) - full_forward(loaded, tokens)))()) == 0.0);
+    // Without the sinks the logits differ: they are read, not ignored.
+    Model<float> without = loaded;
+    for (LayerWeights<float>& l : without.weights.layers) l.sinks.fill(-1e30f);
+    CHECK(double(xt::amax(xt::abs(full_forward(model, tokens) - full_forward(without, tokens)))()) > 1e-3);
+
+    // The tensors with a config that does not ask for them: named, with what to do.
+    try {
+        model_from_hf(tiny_config(), {&view});
+        FAIL("a checkpoint with sinks loaded as a model without them");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("tensor 'model.layers.0.self_attn.sinks' holds learned attention sinks, but the config does not say \"attention_sinks\": true") != std::string::npos);
+    }
+    nlohmann::json bad = json;
+    bad["attention_sinks"] = "yes";
+    CHECK_THROWS_WITH_AS(config_from_hf_json(bad), "config.json: field 'attention_sinks' must be true or false", InputError);
+}
