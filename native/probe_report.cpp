@@ -112,6 +112,14 @@ void print_probe_report(std::ostream& out, const nlohmann::json& trace) {
         out << "  layer " << (l < 10 ? " " : "") << l << "  mean over heads " << number_text("%.3f", sinks["layer_mean"][l].get<double>())
             << "  highest head " << number_text("%.3f", high) << "\n";
     }
+    if (sinks.contains("learned_share")) {
+        out << "learned attention sinks: mean share the same queries give the sink itself, per head\n";
+        for (std::size_t l = 0; l < sinks["learned_share"].size(); ++l) {
+            out << "  layer " << (l < 10 ? " " : "") << l << " ";
+            for (const nlohmann::json& h : sinks["learned_share"][l]) out << " " << number_text("%.3f", h.get<double>());
+            out << "\n";
+        }
+    }
     if (p.contains("head_patterns")) print_head_patterns(out, p["head_patterns"]);
     out << "\nnext token:";
     for (const nlohmann::json& t : p["top_next"])

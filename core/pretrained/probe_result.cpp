@@ -146,6 +146,7 @@ nlohmann::json probe_json(const ProbeResult& r) {
         {"continuation", continuation_json(r.continuation)},
         {"timing", timing_json(r)},
     };
+    if (!r.sinks.learned.empty()) probe["sinks"]["learned_share"] = r.sinks.learned;
     if (r.head_patterns) probe["head_patterns"] = head_patterns_to_json(*r.head_patterns);
     if (r.checkpoint) probe["model"] = checkpoint_json(*r.checkpoint);
     if (r.prompt) probe["prompt"] = prompt_json(*r.prompt);

@@ -68,6 +68,9 @@ struct ProbeSinks {
     std::vector<std::vector<double>> heads;   // [L][Hq]
     std::vector<double> layer_mean;           // [L] the mean over heads
     double uniform_baseline = 0;              // what position 0 would get if every query spread its attention evenly
+    // With learned attention sinks (config.attention_sinks): the mean share the same
+    // queries give the sink itself, 1 - the row's sum, per layer and head [L][Hq]; else empty.
+    std::vector<std::vector<double>> learned;
 };
 
 // 4. A candidate next token and its text.

@@ -126,6 +126,15 @@ class Train(AttnTestCase):
         # Every row gives the sink a share: no probability row sums to one.
         sums = [sum(row) for layer in trace["layers"] for head in layer["probabilities"][0] for row in head]
         self.assertTrue(all(0 < s < 1 - 1e-6 for s in sums), "a row summing to one, or to nothing: %s" % sums[:8])
+        # The probe's learned_share: per layer and head, the mean of 1 - the row's sum over queries T/2 .. T-1.
+        sinks = trace["probe"]["sinks"]
+        T = len(trace["tokens"][0])
+        self.assertEqual(sinks["queries_from"], T // 2)
+        for l, layer in enumerate(trace["layers"]):
+            for h, head in enumerate(layer["probabilities"][0]):
+                expected = sum(1 - sum(head[t]) for t in range(T // 2, T)) / (T - T // 2)
+                self.assertAlmostEqual(sinks["learned_share"][l][h], expected, delta=1e-6)
+        self.assertIn("learned attention sinks", self.ok("probe", "--model", out, "--prompt", "The king"))
         # Without the config's key the tensors are named, not run without.
         with open(os.path.join(out, "config.json")) as f:
             config = json.load(f)
