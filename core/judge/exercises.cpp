@@ -111,6 +111,45 @@ Exercise softmax_exercise() {
     return e;
 }
 
+Exercise softmax_with_sink_exercise() {
+    SplitMix64 rng(seed_of("softmaxWithSink"));
+    const auto sink_of = [](const json& a) {
+        if (!a.at(1).is_number()) throw InputError("sink must be a number");
+        return a.at(1).get<double>();
+    };
+    Exercise e{"softmaxWithSink", {}, [=](const json& a) { return nd_to_json(softmax_with_sink_reference(arg(a, 0, "x"), sink_of(a))); }, {}};
+    const double inf = std::numeric_limits<double>::infinity();
+    e.cases.push_back({"3 rows of 5, sink 0.5", json::array({nd_to_json(random_nd(rng, {3, 5})), 0.5})});
+    Nd big = random_nd(rng, {2, 6}, 3.0) + 1000.0;
+    big(1, 2) = -inf;
+    e.cases.push_back({"scores around 1000 and a -Infinity entry, sink 1001", json::array({nd_to_json(big), 1001.0})});
+    e.cases.push_back({"a sink far above the scores (30): the keys keep little", json::array({nd_to_json(random_nd(rng, {2, 4})), 30.0})});
+    Nd masked = random_nd(rng, {2, 4});
+    for (std::size_t c = 0; c < 4; ++c) masked(1, c) = -inf;
+    e.cases.push_back({"a row with every key masked (-Infinity): the sink takes it all", json::array({nd_to_json(masked), -0.25})});
+    e.cases.push_back({"a sink far below the scores (-30): almost a plain softmax", json::array({nd_to_json(random_nd(rng, {3, 3}, 2.0)), -30.0})});
+    e.mistakes = {
+        {"sink_ignored", "The sink left out",
+         "The weights are a plain softmax of the row: the sink's exp(sink) is missing from the denominator, so each row sums to "
+         "1. Add exp(sink) to the sum; the sink takes the rest.",
+         [](const json& a) { return nd_to_json(softmax_sink_ignored(arg(a, 0, "x"))); }},
+        {"sink_in_numerator", "The sink added to every weight",
+         "exp(sink) was added to each key's numerator as well as to the denominator. The sink is one more column with no value: "
+         "it belongs in the sum only, and no key gets its share.",
+         [=](const json& a) { return nd_to_json(softmax_sink_in_numerator(arg(a, 0, "x"), sink_of(a))); }},
+        {"sink_outside_max", "The sink left out of the maximum",
+         "The maximum subtracted before exp was the keys' alone. When every key is -Infinity that maximum is -Infinity, and "
+         "exp(sink + Infinity) is Infinity, so the row becomes NaN; with a sink far above the keys, exp overflows. Take the "
+         "maximum over the keys and the sink.",
+         [=](const json& a) { return nd_to_json(softmax_sink_outside_max(arg(a, 0, "x"), sink_of(a))); }},
+        {"sink_column_returned", "The sink's column returned as a weight",
+         "The result holds C + 1 columns, the last being the sink's share. The sink has no value to mix: return the C keys' "
+         "weights only (they sum to one minus the sink's share).",
+         [=](const json& a) { return nd_to_json(softmax_sink_column_returned(arg(a, 0, "x"), sink_of(a))); }},
+    };
+    return e;
+}
+
 Exercise attention_exercise() {
     SplitMix64 rng(seed_of("attention"));
     Exercise e{"attention", {}, [](const json& a) {
@@ -411,7 +450,7 @@ Exercise flops_exercise() {
 
 const std::vector<Exercise>& exercises() {
     static const std::vector<Exercise> all = {
-        softmax_exercise(),       attention_exercise(),   mha_exercise(),
+        softmax_exercise(),       softmax_with_sink_exercise(), attention_exercise(),   mha_exercise(),
         sliding_window_exercise(), rmsnorm_exercise(),    rope_exercise(),
         gqa_exercise(),           decode_step_exercise(), swiglu_exercise(),
         online_softmax_exercise(), flops_exercise(),

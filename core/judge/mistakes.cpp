@@ -157,6 +157,55 @@ Nd softmax_without_max(const Nd& x) {
     return out;
 }
 
+Nd softmax_sink_ignored(const Nd& x) {
+    Nd out = x;
+    for (std::size_t r = 0; r < x.shape(0); ++r) {
+        double m = -std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < x.shape(1); ++c) m = std::max(m, x(r, c));
+        double sum = 0;
+        for (std::size_t c = 0; c < x.shape(1); ++c) sum += std::exp(x(r, c) - m);
+        for (std::size_t c = 0; c < x.shape(1); ++c) out(r, c) = std::exp(x(r, c) - m) / sum;
+    }
+    return out;
+}
+
+Nd softmax_sink_in_numerator(const Nd& x, double sink) {
+    Nd out = x;
+    for (std::size_t r = 0; r < x.shape(0); ++r) {
+        double m = sink;
+        for (std::size_t c = 0; c < x.shape(1); ++c) m = std::max(m, x(r, c));
+        const double sink_term = std::exp(sink - m);
+        double sum = sink_term;
+        for (std::size_t c = 0; c < x.shape(1); ++c) sum += std::exp(x(r, c) - m);
+        for (std::size_t c = 0; c < x.shape(1); ++c) out(r, c) = (std::exp(x(r, c) - m) + sink_term) / sum;
+    }
+    return out;
+}
+
+Nd softmax_sink_outside_max(const Nd& x, double sink) {
+    Nd out = x;
+    for (std::size_t r = 0; r < x.shape(0); ++r) {
+        double m = -std::numeric_limits<double>::infinity();  // the keys' maximum only
+        for (std::size_t c = 0; c < x.shape(1); ++c) m = std::max(m, x(r, c));
+        double sum = std::exp(sink - m);
+        for (std::size_t c = 0; c < x.shape(1); ++c) sum += std::exp(x(r, c) - m);
+        for (std::size_t c = 0; c < x.shape(1); ++c) out(r, c) = std::exp(x(r, c) - m) / sum;
+    }
+    return out;
+}
+
+Nd softmax_sink_column_returned(const Nd& x, double sink) {
+    const std::size_t R = x.shape(0), C = x.shape(1);
+    const Nd keys = softmax_with_sink_reference(x, sink);
+    Nd out = xt::zeros<double>({R, C + 1});
+    for (std::size_t r = 0; r < R; ++r) {
+        double share = 1;
+        for (std::size_t c = 0; c < C; ++c) out(r, c) = keys(r, c), share -= keys(r, c);
+        out(r, C) = share;
+    }
+    return out;
+}
+
 Nd softmax_over_columns(const Nd& x) {
     Nd out = x;
     for (std::size_t c = 0; c < x.shape(1); ++c) softmax_strided(out.data() + c, x.shape(0), x.shape(1));

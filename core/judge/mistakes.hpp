@@ -48,6 +48,14 @@ Nd online_attention_without_rescale(const Nd& q, const Nd& k, const Nd& v, int b
 Nd softmax_without_max(const Nd& x);
 Nd softmax_over_columns(const Nd& x);
 
+// softmax with a sink: the sink's term added to every numerator, the sink left out of
+// the row's maximum (a row with every key masked: exp(sink + Infinity) / Infinity is NaN),
+// or the sink's own column returned beside the keys' ([R, C + 1]).
+Nd softmax_sink_ignored(const Nd& x);  // a plain softmax, as written by hand: a row of -Infinity is NaN
+Nd softmax_sink_in_numerator(const Nd& x, double sink);
+Nd softmax_sink_outside_max(const Nd& x, double sink);
+Nd softmax_sink_column_returned(const Nd& x, double sink);
+
 // Multi-head attention with the heads split or merged by a bare reshape (no transpose).
 enum class HeadLayout { transpose, reshape_only };
 //   y [B, T, H*dh]  ->  [B, H, T, dh]; and back

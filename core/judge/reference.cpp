@@ -33,6 +33,13 @@ Nd softmax_reference(const Nd& x) {
     return Nd(xt::reshape_view(softmax_rows(rows), {x.shape(0), x.shape(1)}));
 }
 
+Nd softmax_with_sink_reference(const Nd& x, double sink) {
+    Tensor4<double> rows = xt::xtensor<double, 4>(xt::reshape_view(x, {std::size_t(1), std::size_t(1), x.shape(0), x.shape(1)}));
+    Vector<double> sinks = xt::zeros<double>({std::size_t(1)});
+    sinks(0) = sink;
+    return Nd(xt::reshape_view(softmax_rows_with_sinks(rows, sinks), {x.shape(0), x.shape(1)}));
+}
+
 Nd attention_reference(const Nd& q, const Nd& k, const Nd& v, bool causal) {
     if (!causal) return masked_attention(q, k, v, nullptr);
     const Mask allowed = causal_mask(q.shape(2), k.shape(2));

@@ -7,6 +7,7 @@
 namespace anatomy::judge {
 
 Nd softmax_reference(const Nd& x);                                            // x [R, C], over each row
+Nd softmax_with_sink_reference(const Nd& x, double sink);                     // x [R, C], a sink logit joining each row
 Nd attention_reference(const Nd& q, const Nd& k, const Nd& v, bool causal);   // [B,Hq,T,D], [B,Hkv,S,D]
 Nd sliding_window_reference(const Nd& q, const Nd& k, const Nd& v, int window);
 Nd causal_mha_reference(const Nd& x, const Nd& wq, const Nd& wk, const Nd& wv, const Nd& wo, int n_heads);

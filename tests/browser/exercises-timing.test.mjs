@@ -77,7 +77,7 @@ test('a run clears the last report, Stop leaves no verdict, and a pass stays apa
   await run(page);
   assert.match(await page.getByTestId('verdict').textContent(), /All 4 tests passed/);
   assert.equal(await page.getByTestId('state-softmax').textContent(), 'passed');
-  assert.match(await summary(), /^1 of 11 passed/);
+  assert.match(await summary(), /^1 of 12 passed/);
 
   // While a run goes, the report before it is gone; after Stop there is none either.
   await setCode(page, 'function softmax(x) {\n  for (;;) {}\n}\n');
@@ -97,7 +97,7 @@ test('a run clears the last report, Stop leaves no verdict, and a pass stays apa
   assert.equal(await badge.textContent(), 'passed once');
   assert.match(await badge.getAttribute('title'), /^Every test passed on .*\d{4}; the latest run did not pass\.$/);
   assert.match(await page.getByTestId('exercise-state-note').textContent(), /every test passed on .*\d{4}; the latest run did not pass/);
-  assert.match(await summary(), /^1 of 11 passed/, 'the count keeps an exercise passed once');
+  assert.match(await summary(), /^1 of 12 passed/, 'the count keeps an exercise passed once');
   assert.equal(await page.getByTestId('solution').count(), 1, 'the reference solution stays open');
   assertNoProblems(problems, 'exercises.html');
 });

@@ -227,7 +227,7 @@ describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () =
     });
   }
   test('an unknown exercise lists the known ones; a missing file says so; no attn says how to build it', async () => {
-    assert.match((await judge(['nope', correct])).stderr, /unknown exercise 'nope' \(known: softmax, attention, /);
+    assert.match((await judge(['nope', correct])).stderr, /unknown exercise 'nope' \(known: softmax, softmaxWithSink, attention, /);
     assert.match((await judge(['softmax', path.join(scratch.folder, 'gone.py')])).stderr, /cannot read .*gone\.py: no such file/);
     assert.match((await judge(['softmax', correct], { ATTN: path.join(scratch.folder, 'no-attn') })).stderr, /cmake --preset native/);
   });

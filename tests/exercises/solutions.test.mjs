@@ -51,8 +51,8 @@ const scratchFile = scratch.write;
 
 // Two child processes at a time: the machine has two cores.
 describe('every solution file is judged as its name says', { concurrency: 2 }, () => {
-  test('the judge has the 11 exercises of the page', () => {
-    assert.equal(catalogue.length, 11);
+  test('the judge has the 12 exercises of the page', () => {
+    assert.equal(catalogue.length, 12);
   });
 
   test('every mistake of the catalogue has a solution file, and every file is a mistake or correct.js', () => {
@@ -228,7 +228,7 @@ describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () =
   }
   test('an unknown exercise lists the known ones', async () => {
     const run = await judge(['nope', correct]);
-    assert.match(run.stderr, /unknown exercise 'nope' \(known: softmax, attention, /);
+    assert.match(run.stderr, /unknown exercise 'nope' \(known: softmax, softmaxWithSink, attention, /);
   });
   test('--list prints every exercise and exits 0', async () => {
     const run = await judge(['--list']);

@@ -71,6 +71,49 @@ function softmax(x) {
 `,
   },
   {
+    id: 'softmaxWithSink',
+    title: 'Softmax with a sink',
+    statement: `
+<p>Some models (gpt-oss among them) give each attention head a learned <em>sink</em>: one more logit in every
+softmax row, with no value behind it. A row can then put part of its weight on "nothing", and its real weights
+sum to less than 1. Write <code>softmaxWithSink(x, sink)</code> for scores <code>x</code> of shape <code>[R, C]</code>
+and one number <code>sink</code>: weight <code>j</code> of a row is
+<code>exp(x[j]) / (exp(sink) + exp(x[0]) + … + exp(x[C-1]))</code>, and the result has the <code>C</code> keys'
+weights only.</p>
+<p>As in the plain softmax, rows of scores around 1000 must not overflow and <code>-Infinity</code> marks a key that
+may not be read. A row whose keys are all <code>-Infinity</code> gives every key exactly 0: the sink takes the whole row.</p>`,
+    parameters: [
+      { name: 'x', type: '[R, C]', note: 'scores, some of them -Infinity' },
+      { name: 'sink', type: 'number', note: 'the head\'s sink logit' },
+    ],
+    returns: { name: 'weights', type: '[R, C]', note: 'each row sums to 1 minus the sink\'s share' },
+    python: `def softmax_with_sink(x: np.ndarray, sink: float) -> np.ndarray:
+    # x [R, C], sink a number -> [R, C]`,
+    starter: `// x: [R, C]; sink: a number. Returns [R, C]: each row's softmax with the sink as one more
+// column in the sum, the sink's own column left out.
+function softmaxWithSink(x, sink) {
+${notImplemented}
+}
+`,
+    hints: [
+      'Treat the sink as one more score at the end of the row. Compute the softmax over the <code>C + 1</code> numbers, then drop the last one.',
+      'Subtract the largest of the <code>C + 1</code> numbers, the sink included, before <code>Math.exp</code>. If only the keys count, a row of <code>-Infinity</code> has maximum <code>-Infinity</code>, and <code>exp(sink − (−Infinity))</code> is <code>Infinity</code>.',
+      'The sink appears in the denominator only: no key gets its share.',
+    ],
+    solution: `// Softmax of each row of x [R, C] with the sink as one more column that has no value.
+// The maximum covers the keys and the sink, so nothing overflows and a row of
+// -Infinity keys gives all zeros (the sink takes it all).
+function softmaxWithSink(x, sink) {
+  return x.map((row) => {
+    const max = Math.max(sink, ...row);
+    const exps = row.map((value) => Math.exp(value - max));
+    const sum = exps.reduce((total, e) => total + e, Math.exp(sink - max));
+    return exps.map((e) => e / sum);
+  });
+}
+`,
+  },
+  {
     id: 'attention',
     title: 'Attention with a cache offset',
     statement: `
