@@ -226,6 +226,15 @@ std::vector<Candidate> candidates(const Slot& slot, const Ours& o) {
         const auto recipe = [&](const std::string& name, const std::string& description, AttentionRecipe r, const Nd& v) {
             out.push_back({name, description, step(judge::attention_recipe_steps(ours("q_rope"), keys, v, r))});
         };
+        // With learned attention sinks, the judge's recipes (softmax rows that sum to 1) are each
+        // mistake and the sink left out at once: the one named is the sink left out, the plain recipe.
+        if (c.attention_sinks) {
+            if (slot.op != "scores")
+                recipe("sinks_ignored", "the learned attention sinks left out: a plain softmax, each row summing to 1 where this "
+                                        "model gives part of every row to its sink (layers.{l}.self_attn.sinks)",
+                       AttentionRecipe{}, values);
+            return out;
+        }
         AttentionRecipe r;
         r.scale = judge::ScaleRule::none;
         recipe("scale_missing", "scores not divided by sqrt(dh)", r, values);
