@@ -1,0 +1,24 @@
+// A long text decoded one token at a time through a cache of at most W entries
+// (model/kv_eviction.hpp), and the loss of each next-token prediction: what each
+// eviction policy costs a model, against recomputing every prediction from the last
+// W tokens (the reference: nothing cached, nothing evicted, positions 0 .. W-1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../model/kv_eviction.hpp"
+#include "../model/weights.hpp"
+
+namespace anatomy {
+
+// tokens: [N], N >= 2 (BOS first, as the model was trained)  ->  [N - 1]: loss[t] is
+// -ln p(tokens[t + 1] | what the cache holds after tokens[t]), in nats, decoding one
+// token at a time under `spec` (keep_all: one growing cache). Throws InputError for
+// fewer than 2 tokens, an id outside the vocabulary or an invalid spec.
+std::vector<double> streamed_losses(const Model<float>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec);
+
+// The reference: loss[t] from a fresh pass over tokens max(0, t - W + 1) .. t.
+std::vector<double> recomputed_losses(const Model<float>& model, const std::vector<std::int32_t>& tokens, std::size_t window);
+
+}  // namespace anatomy

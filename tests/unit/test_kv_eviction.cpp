@@ -1,0 +1,129 @@
+// The KV cache under eviction (core/model/kv_eviction.hpp) and the streamed losses
+// (core/stream/stream_losses.hpp): a key turned back by one position is the key
+// computed one position earlier; a window as long as the text evicts nothing and
+// gives keep_all's bits; sinks and window with no sinks is the sliding window; the
+// sinks stay as they were; in a one-layer model (whose keys depend on their own token
+// and position only) the sliding window through the cache is recomputing each window.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <xtensor/xview.hpp>
+
+#include "model/forward.hpp"
+#include "model/kv_eviction.hpp"
+#include "model/random_tensor.hpp"
+#include "ops/rope.hpp"
+#include "stream/stream_losses.hpp"
+
+using namespace anatomy;
+
+namespace {
+
+std::vector<std::int32_t> text_ids(std::size_t n, std::int32_t V, std::uint64_t seed) {
+    std::vector<std::int32_t> ids(n);
+    SplitMix64 random(seed);
+    for (std::int32_t& id : ids) id = std::int32_t(random.next_u64() % std::uint64_t(V));
+    ids[0] = 0;  // BOS
+    return ids;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+double largest_difference(const std::vector<double>& a, const std::vector<double>& b) {
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("a cached key turned back by one position is the key computed one position earlier, to rounding") {
+    for (const RopePairing pairing : {RopePairing::half_split, RopePairing::interleaved}) {
+        ModelConfig c = tiny_config();
+        c.rope_pairing = pairing;
+        const Tensor4<double> k = random_tensor<double, 4>({1, 2, 5, 8}, 3);  // five keys before RoPE
+        const std::vector<std::int64_t> at{0, 1, 2, 3, 4}, earlier{0, 1, 1, 2, 3};
+        const Tensor4<double> rotated = apply_rope(k, at, c.rope_theta, c.rope_pairing);
+        const Tensor4<double> expected = apply_rope(k, earlier, c.rope_theta, c.rope_pairing);  // keys 2.. one position back
+        const Tensor4<double> back = rotate_back(rotated, 2, 1, c);
+        CAPTURE(to_string(pairing));
+        CHECK(xt::amax(xt::abs(back - expected))() < 1e-14);
+        for (std::size_t s = 0; s < 2; ++s)  // keys before the first moved one are left as they were
+            CHECK(xt::view(back, xt::all(), xt::all(), s) == xt::view(rotated, xt::all(), xt::all(), s));
+        CHECK(xt::amax(xt::abs(rotate_back(rotated, 2, 0, c) - rotated))() == 0.0);
+        CHECK(xt::amax(xt::abs(back - rotated))() > 1e-3);  // a rotation that did nothing would fail the first check
+    }
+}
+
+TEST_CASE("evicting: each policy keeps what it says, and sets the next position to the entries left") {
+    const Model<float> model = random_model(tiny_config(), 8);
+    const std::vector<std::int32_t> ids = text_ids(12, 32, 4);
+    for (const EvictionPolicy policy : {EvictionPolicy::sliding_window, EvictionPolicy::sinks_and_window}) {
+        const EvictionSpec spec{policy, 6, 2};
+        KVCache<float> cache = empty_cache<float>(model.config, 1);
+        KVCache<float> first_two = empty_cache<float>(model.config, 1);
+        std::size_t evicted = 0;
+        for (std::size_t t = 0; t < ids.size(); ++t) {
+            evicted += evict_for(cache, spec, 1, model.config);
+            TokenIds one({1, 1});
+            one(0, 0) = ids[t];
+            forward(model, cache, one);
+            if (t < 2) forward(model, first_two, one);
+            CHECK(cache.position <= 6);
+            CHECK(cache.keys[1].shape(2) == std::size_t(cache.position));
+        }
+        CAPTURE(to_string(policy));
+        CHECK(evicted == 12 - 6);
+        if (policy == EvictionPolicy::sinks_and_window)  // the two sinks: the same bits as when they were first cached
+            for (std::size_t l = 0; l < 2; ++l)
+                CHECK(xt::view(cache.keys[l], xt::all(), xt::all(), xt::range(0, 2)) == first_two.keys[l]);
+    }
+    KVCache<float> cache = empty_cache<float>(model.config, 1);
+    CHECK(evict_for(cache, EvictionSpec{EvictionPolicy::keep_all, 0, 0}, 1000, model.config) == 0);
+    CHECK_THROWS_WITH_AS(require_valid(EvictionSpec{EvictionPolicy::sinks_and_window, 4, 4}),
+                         "the window (4) must hold more than the 4 sink entries it keeps", InputError);
+    CHECK_THROWS_AS(evict_for(cache, EvictionSpec{EvictionPolicy::sliding_window, 4, 0}, 5, model.config), InputError);
+}
+
+TEST_CASE("streamed losses: a window as long as the text is keep_all, bit for bit; no sinks is the sliding window") {
+    const Model<float> model = random_model(tiny_config(), 9);
+    const std::vector<std::int32_t> ids = text_ids(40, 32, 5);
+    const std::vector<double> all = streamed_losses(model, ids, {EvictionPolicy::keep_all, 0, 0});
+    REQUIRE(all.size() == 39);
+    for (const double loss : all) REQUIRE(std::isfinite(loss));
+    // keep_all through the cache is one full pass.
+    TokenIds whole({1, ids.size()});
+    std::copy(ids.begin(), ids.end(), whole.begin());
+    CHECK(largest_difference(all, recomputed_losses(model, ids, ids.size())) < 1e-5);
+    for (const EvictionPolicy policy : {EvictionPolicy::sliding_window, EvictionPolicy::sinks_and_window}) {
+        CAPTURE(to_string(policy));
+        CHECK(same_bits(streamed_losses(model, ids, {policy, 40, 4}), all));
+        CHECK(same_bits(streamed_losses(model, ids, {policy, 39, 4}), all));  // 39 tokens are read, 40 never cached
+        CHECK_FALSE(same_bits(streamed_losses(model, ids, {policy, 16, 4}), all));
+    }
+    CHECK(same_bits(streamed_losses(model, ids, {EvictionPolicy::sinks_and_window, 12, 0}),
+                    streamed_losses(model, ids, {EvictionPolicy::sliding_window, 12, 0})));
+    CHECK_FALSE(same_bits(streamed_losses(model, ids, {EvictionPolicy::sinks_and_window, 12, 1}),
+                          streamed_losses(model, ids, {EvictionPolicy::sliding_window, 12, 0})));
+    CHECK_THROWS_AS(streamed_losses(model, {0}, {EvictionPolicy::keep_all, 0, 0}), InputError);
+    CHECK_THROWS_AS(streamed_losses(model, {0, 32}, {EvictionPolicy::keep_all, 0, 0}), InputError);
+}
+
+TEST_CASE("in a one-layer model the sliding window through the cache is recomputing each window, to rounding") {
+    ModelConfig c = tiny_config();
+    c.n_layers = 1;
+    const Model<float> model = random_model(c, 10);
+    const std::vector<std::int32_t> ids = text_ids(48, 32, 6);
+    const std::vector<double> cached = streamed_losses(model, ids, {EvictionPolicy::sliding_window, 10, 0});
+    const std::vector<double> recomputed = recomputed_losses(model, ids, 10);
+    CHECK(largest_difference(cached, recomputed) < 1e-4);
+    // Two layers: a cached key of layer 1 remembers tokens the window has since dropped, so they differ.
+    const Model<float> deeper = random_model(tiny_config(), 10);
+    CHECK(largest_difference(streamed_losses(deeper, ids, {EvictionPolicy::sliding_window, 10, 0}),
+                             recomputed_losses(deeper, ids, 10)) > 1e-3);
+}
