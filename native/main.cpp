@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
         {"bench", add_bench_command(app)},
         {"diff", add_diff_command(app)},
         {"judge", add_judge_command(app)},
+        {"stream", add_stream_command(app)},
 #if defined(ANATOMY_ATTN_TRAIN)
         {"train", add_train_command(app)},  // needs OpenSSL (native/CMakeLists.txt)
 #endif

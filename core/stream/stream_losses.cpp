@@ -9,7 +9,8 @@
 namespace anatomy {
 namespace {
 
-void require_tokens(const Model<float>& model, const std::vector<std::int32_t>& tokens) {
+template <typename Real>
+void require_tokens(const Model<Real>& model, const std::vector<std::int32_t>& tokens) {
     if (tokens.size() < 2) throw InputError("a stream needs at least 2 tokens (one to read, one to predict)");
     for (const std::int32_t id : tokens)
         if (id < 0 || id >= model.config.vocab_size)
@@ -17,7 +18,8 @@ void require_tokens(const Model<float>& model, const std::vector<std::int32_t>& 
 }
 
 // -ln softmax(row)[target], in double: the row's maximum subtracted first.
-double next_token_loss(const float* row, std::size_t V, std::int32_t target) {
+template <typename Real>
+double next_token_loss(const Real* row, std::size_t V, std::int32_t target) {
     double max = row[0];
     for (std::size_t v = 1; v < V; ++v) max = std::max(max, double(row[v]));
     double sum = 0;
@@ -33,21 +35,23 @@ TokenIds one(std::int32_t id) {
 
 }  // namespace
 
-std::vector<double> streamed_losses(const Model<float>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec) {
+template <typename Real>
+std::vector<double> streamed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec) {
     require_valid(spec);
     require_tokens(model, tokens);
     const std::size_t V = std::size_t(model.config.vocab_size);
-    KVCache<float> cache = empty_cache<float>(model.config, 1);
+    KVCache<Real> cache = empty_cache<Real>(model.config, 1);
     std::vector<double> losses;
     for (std::size_t t = 0; t + 1 < tokens.size(); ++t) {
         evict_for(cache, spec, 1, model.config);
-        const Tensor3<float> logits = forward(model, cache, one(tokens[t]));  // [1, 1, V]
+        const Tensor3<Real> logits = forward(model, cache, one(tokens[t]));  // [1, 1, V]
         losses.push_back(next_token_loss(logits.data(), V, tokens[t + 1]));
     }
     return losses;
 }
 
-std::vector<double> recomputed_losses(const Model<float>& model, const std::vector<std::int32_t>& tokens, std::size_t window) {
+template <typename Real>
+std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window) {
     if (window == 0) throw InputError("the window must hold at least 1 entry");
     require_tokens(model, tokens);
     const std::size_t V = std::size_t(model.config.vocab_size);
@@ -56,10 +60,15 @@ std::vector<double> recomputed_losses(const Model<float>& model, const std::vect
         const std::size_t from = t + 1 > window ? t + 1 - window : 0;
         TokenIds ids({1, t + 1 - from});
         std::copy(tokens.begin() + std::ptrdiff_t(from), tokens.begin() + std::ptrdiff_t(t + 1), ids.begin());
-        const Tensor3<float> logits = full_forward(model, ids);  // [1, t + 1 - from, V]
+        const Tensor3<Real> logits = full_forward(model, ids);  // [1, t + 1 - from, V]
         losses.push_back(next_token_loss(logits.data() + (t - from) * V, V, tokens[t + 1]));
     }
     return losses;
 }
+
+template std::vector<double> streamed_losses(const Model<float>&, const std::vector<std::int32_t>&, const EvictionSpec&);
+template std::vector<double> streamed_losses(const Model<double>&, const std::vector<std::int32_t>&, const EvictionSpec&);
+template std::vector<double> recomputed_losses(const Model<float>&, const std::vector<std::int32_t>&, std::size_t);
+template std::vector<double> recomputed_losses(const Model<double>&, const std::vector<std::int32_t>&, std::size_t);
 
 }  // namespace anatomy

@@ -14,11 +14,14 @@ namespace anatomy {
 
 // tokens: [N], N >= 2 (BOS first, as the model was trained)  ->  [N - 1]: loss[t] is
 // -ln p(tokens[t + 1] | what the cache holds after tokens[t]), in nats, decoding one
-// token at a time under `spec` (keep_all: one growing cache). Throws InputError for
+// token at a time under `spec` (keep_all: one growing cache), in Real (float, or double
+// for an exact comparison). Throws InputError for
 // fewer than 2 tokens, an id outside the vocabulary or an invalid spec.
-std::vector<double> streamed_losses(const Model<float>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec);
+template <typename Real>
+std::vector<double> streamed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec);
 
 // The reference: loss[t] from a fresh pass over tokens max(0, t - W + 1) .. t.
-std::vector<double> recomputed_losses(const Model<float>& model, const std::vector<std::int32_t>& tokens, std::size_t window);
+template <typename Real>
+std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window);
 
 }  // namespace anatomy

@@ -19,5 +19,6 @@ CommandRunner add_bench_command(CLI::App& app);
 CommandRunner add_train_command(CLI::App& app);
 CommandRunner add_diff_command(CLI::App& app);
 CommandRunner add_judge_command(CLI::App& app);
+CommandRunner add_stream_command(CLI::App& app);
 
 }  // namespace anatomy::native

@@ -1,0 +1,147 @@
+// attn stream: a long text decoded one token at a time through a KV cache of at most
+// W entries, under each eviction policy (core/model/kv_eviction.hpp), against the
+// reference that recomputes every prediction from the last W tokens
+// (core/stream/stream_losses.hpp). For each policy: the mean loss over the positions
+// after the first eviction, where it departs from the reference, and the loss of every
+// position (with --json).
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint_dir.hpp"
+#include "commands.hpp"
+#include "files.hpp"
+#include "json_input.hpp"
+#include "number_args.hpp"
+#include "number_text.hpp"
+#include "stream/stream_losses.hpp"
+#include "tokenizer/llama_tokenizer.hpp"
+#include "tokenizer_file.hpp"
+
+namespace anatomy::native {
+namespace {
+
+struct StreamOptions {
+    std::string model;
+    std::string tokenizer;  // default: the folder's tokenizer.json (a llama2.c file needs one)
+    std::string text;
+    std::string window = "64";
+    std::string sinks = "4";
+    std::string length = "2000";
+    std::string dtype = "float32";
+    bool json = false;
+};
+
+// A policy's losses must differ from the reference's by more than this, in nats, to depart from it.
+constexpr double departure = 0.01;
+
+struct PolicyRun {
+    std::string name;
+    std::vector<double> losses;  // [N - 1]
+};
+
+double mean_from(const std::vector<double>& losses, std::size_t from) {
+    if (from >= losses.size()) return NAN;
+    return std::accumulate(losses.begin() + std::ptrdiff_t(from), losses.end(), 0.0) / double(losses.size() - from);
+}
+
+// The first position whose loss differs from the reference's by more than `departure`, or -1.
+std::int64_t departs_at(const std::vector<double>& losses, const std::vector<double>& reference) {
+    for (std::size_t t = 0; t < losses.size(); ++t)
+        if (!(std::abs(losses[t] - reference[t]) <= departure)) return std::int64_t(t);
+    return -1;
+}
+
+int run_stream(const StreamOptions& o) {
+    const std::size_t W = parse_decimal(o.window, "--window", 1, 1 << 16);
+    const std::size_t K = parse_decimal(o.sinks, "--sinks", 0, 1 << 16);
+    const std::size_t length = parse_decimal(o.length, "--length", 2, 1 << 20);
+    if (o.dtype != "float32" && o.dtype != "float64") throw InputError("unknown --dtype '" + o.dtype + "' (expected float32 or float64)");
+    if (K >= W) throw InputError("--window " + std::to_string(W) + " must be larger than --sinks " + std::to_string(K) + " (the sinks are kept inside the window)");
+
+    // Everything that can fail on the inputs is checked before the model is read.
+    const std::string text = read_text_file(o.text);
+    LoadedCheckpoint loaded = load_checkpoint(o.model);
+    const Model<float>& model = loaded.model;
+    const bool llama2c = o.model.size() > 4 && o.model.compare(o.model.size() - 4, 4, ".bin") == 0;
+    if (llama2c && o.tokenizer.empty())
+        throw InputError("a llama2.c checkpoint needs its tokenizer: --tokenizer FILE (e.g. tok512.bin)");
+    const std::string tokenizer_path = o.tokenizer.empty() ? o.model + "/tokenizer.json" : o.tokenizer;
+    const LlamaTokenizer tokenizer = read_tokenizer_file(tokenizer_path, model.config.vocab_size);
+    std::vector<std::int32_t> ids = tokenizer.encode(text, true);
+    if (ids.size() > length) ids.resize(length);
+    if (ids.size() <= W + 1)
+        throw InputError(o.text + " gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(W) +
+                         " evicts nothing before " + std::to_string(W + 2) + " (give a longer text or a smaller --window)");
+
+    std::vector<PolicyRun> runs;
+    std::vector<double> reference;
+    const auto run_all = [&](const auto& m) {
+        runs.push_back({"keep_all", streamed_losses(m, ids, {EvictionPolicy::keep_all, 0, 0})});
+        runs.push_back({"sliding_window", streamed_losses(m, ids, {EvictionPolicy::sliding_window, W, 0})});
+        runs.push_back({"sinks_and_window", streamed_losses(m, ids, {EvictionPolicy::sinks_and_window, W, K})});
+        reference = recomputed_losses(m, ids, W);
+    };
+    if (o.dtype == "float64") run_all(cast_model<double>(model));
+    else run_all(model);
+
+    // The first eviction comes when token W is read: the loss of predicting token W + 1 is the first after it.
+    const std::size_t after = W;
+    nlohmann::json report = {{"model", o.model}, {"text", o.text}, {"dtype", o.dtype}, {"tokens", ids.size()}, {"window", W}, {"sinks", K},
+                             {"first_eviction_at", after}, {"trained_positions", loaded.trained_positions ? nlohmann::json(*loaded.trained_positions) : nlohmann::json(nullptr)},
+                             {"departure_nats", departure}, {"policies", nlohmann::json::array()}};
+    const auto policy_json = [&](const std::string& name, const std::vector<double>& losses, bool is_reference) {
+        nlohmann::json p = {{"policy", name}, {"mean_loss_after_first_eviction", mean_from(losses, after)},
+                            {"mean_loss", mean_from(losses, 0)}, {"losses", losses}};
+        if (!is_reference) {
+            const std::int64_t at = departs_at(losses, reference);
+            p["departs_from_reference_at"] = at < 0 ? nlohmann::json(nullptr) : nlohmann::json(at);
+        }
+        return p;
+    };
+    for (const PolicyRun& r : runs) report["policies"].push_back(policy_json(r.name, r.losses, false));
+    report["policies"].push_back(policy_json("recompute_window", reference, true));
+    if (o.json) {
+        std::cout << json_text(report) << "\n";
+        return 0;
+    }
+    std::cout << "attn stream: " << ids.size() << " tokens of " << o.text << " through a cache of " << W << " entries ("
+              << K << " sinks kept by sinks_and_window); the first eviction comes at token " << after << "\n\n";
+    std::cout << "policy              loss after eviction  departs from recompute_window (by > " << departure << " nats)\n";
+    for (const nlohmann::json& p : report["policies"]) {
+        const std::string name = p["policy"];
+        const double mean = p["mean_loss_after_first_eviction"];
+        std::cout << name << std::string(20 - name.size(), ' ') << number_text("%.4f", mean) << " nats/token   ";
+        if (!p.contains("departs_from_reference_at")) std::cout << "(the reference)";
+        else if (p["departs_from_reference_at"].is_null()) std::cout << "never";
+        else std::cout << "at token " << p["departs_from_reference_at"].get<std::int64_t>();
+        std::cout << "\n";
+    }
+    if (loaded.trained_positions && std::int64_t(ids.size()) > *loaded.trained_positions)
+        std::cout << "\nkeep_all reaches position " << ids.size() - 1 << ", past the " << *loaded.trained_positions
+                  << " positions the model was trained on; the windowed policies never pass " << W - 1 << ".\n";
+    return 0;
+}
+
+}  // namespace
+
+CommandRunner add_stream_command(CLI::App& app) {
+    auto options = std::make_shared<StreamOptions>();
+    CLI::App* cmd = app.add_subcommand("stream", "Decode a long text through a KV cache of W entries under each eviction policy "
+                                                 "(keep everything, sliding window, sinks plus window) against recomputing each window");
+    cmd->add_option("--model", options->model, "A Hugging Face Llama folder, or a llama2.c .bin file")->required();
+    cmd->add_option("--tokenizer", options->tokenizer, "A tokenizer.json or llama2.c tokenizer.bin (default: the folder's tokenizer.json)");
+    cmd->add_option("--text", options->text, "The text to decode (UTF-8)")->required();
+    cmd->add_option("--window", options->window, "W: the most entries the cache holds")->capture_default_str();
+    cmd->add_option("--sinks", options->sinks, "K: the first entries sinks_and_window keeps (fewer than W)")->capture_default_str();
+    cmd->add_option("--length", options->length, "Decode at most this many tokens of the text")->capture_default_str();
+    cmd->add_option("--dtype", options->dtype, "float32 (as the model runs) or float64 (to compare with a reference)")->capture_default_str();
+    cmd->add_flag("--json", options->json, "Print the report, with every position's loss, as JSON");
+    return [options] { return run_stream(*options); };
+}
+
+}  // namespace anatomy::native
