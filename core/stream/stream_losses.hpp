@@ -24,4 +24,16 @@ std::vector<double> streamed_losses(const Model<Real>& model, const std::vector<
 template <typename Real>
 std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window);
 
+// Greedy continuation: after reading `tokens` one at a time under `spec`, the next
+// `count` tokens, each the most likely one (the lowest id among equals), fed back
+// through the same cache.   tokens: [N], N >= 1  ->  [count]
+template <typename Real>
+std::vector<std::int32_t> streamed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
+                                                const EvictionSpec& spec, std::size_t count);
+
+// The same from the reference: each next token from a fresh pass over the last W tokens.
+template <typename Real>
+std::vector<std::int32_t> recomputed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
+                                                  std::size_t window, std::size_t count);
+
 }  // namespace anatomy

@@ -33,6 +33,7 @@ struct StreamOptions {
     std::string sinks = "4";
     std::string length = "2000";
     std::string dtype = "float32";
+    std::string generate = "0";
     bool json = false;
 };
 
@@ -41,7 +42,8 @@ constexpr double departure = 0.01;
 
 struct PolicyRun {
     std::string name;
-    std::vector<double> losses;  // [N - 1]
+    std::vector<double> losses;        // [N - 1]
+    std::vector<std::int32_t> continuation;  // --generate: the next tokens, greedily
 };
 
 double mean_from(const std::vector<double>& losses, std::size_t from) {
@@ -61,6 +63,7 @@ int run_stream(const StreamOptions& o) {
     const std::size_t K = parse_decimal(o.sinks, "--sinks", 0, 1 << 16);
     const std::size_t length = parse_decimal(o.length, "--length", 2, 1 << 20);
     if (o.dtype != "float32" && o.dtype != "float64") throw InputError("unknown --dtype '" + o.dtype + "' (expected float32 or float64)");
+    const std::size_t generate = parse_decimal(o.generate, "--generate", 0, 10000);
     if (K >= W) throw InputError("--window " + std::to_string(W) + " must be larger than --sinks " + std::to_string(K) + " (the sinks are kept inside the window)");
 
     // Everything that can fail on the inputs is checked before the model is read.
@@ -80,11 +83,15 @@ int run_stream(const StreamOptions& o) {
 
     std::vector<PolicyRun> runs;
     std::vector<double> reference;
+    std::vector<std::int32_t> reference_continuation;
     const auto run_all = [&](const auto& m) {
-        runs.push_back({"keep_all", streamed_losses(m, ids, {EvictionPolicy::keep_all, 0, 0})});
-        runs.push_back({"sliding_window", streamed_losses(m, ids, {EvictionPolicy::sliding_window, W, 0})});
-        runs.push_back({"sinks_and_window", streamed_losses(m, ids, {EvictionPolicy::sinks_and_window, W, K})});
+        const std::pair<const char*, EvictionSpec> policies[] = {{"keep_all", {EvictionPolicy::keep_all, 0, 0}},
+                                                                 {"sliding_window", {EvictionPolicy::sliding_window, W, 0}},
+                                                                 {"sinks_and_window", {EvictionPolicy::sinks_and_window, W, K}}};
+        for (const auto& [name, spec] : policies)
+            runs.push_back({name, streamed_losses(m, ids, spec), generate ? streamed_continuation(m, ids, spec, generate) : std::vector<std::int32_t>{}});
         reference = recomputed_losses(m, ids, W);
+        if (generate) reference_continuation = recomputed_continuation(m, ids, W, generate);
     };
     if (o.dtype == "float64") run_all(cast_model<double>(model));
     else run_all(model);
@@ -94,17 +101,19 @@ int run_stream(const StreamOptions& o) {
     nlohmann::json report = {{"model", o.model}, {"text", o.text}, {"dtype", o.dtype}, {"tokens", ids.size()}, {"window", W}, {"sinks", K},
                              {"first_eviction_at", after}, {"trained_positions", loaded.trained_positions ? nlohmann::json(*loaded.trained_positions) : nlohmann::json(nullptr)},
                              {"departure_nats", departure}, {"policies", nlohmann::json::array()}};
-    const auto policy_json = [&](const std::string& name, const std::vector<double>& losses, bool is_reference) {
+    const auto policy_json = [&](const std::string& name, const std::vector<double>& losses, bool is_reference,
+                                 const std::vector<std::int32_t>& continuation) {
         nlohmann::json p = {{"policy", name}, {"mean_loss_after_first_eviction", mean_from(losses, after)},
                             {"mean_loss", mean_from(losses, 0)}, {"losses", losses}};
+        if (generate) p["continuation"] = {{"ids", continuation}, {"text", tokenizer.decode(continuation)}};
         if (!is_reference) {
             const std::int64_t at = departs_at(losses, reference);
             p["departs_from_reference_at"] = at < 0 ? nlohmann::json(nullptr) : nlohmann::json(at);
         }
         return p;
     };
-    for (const PolicyRun& r : runs) report["policies"].push_back(policy_json(r.name, r.losses, false));
-    report["policies"].push_back(policy_json("recompute_window", reference, true));
+    for (const PolicyRun& r : runs) report["policies"].push_back(policy_json(r.name, r.losses, false, r.continuation));
+    report["policies"].push_back(policy_json("recompute_window", reference, true, reference_continuation));
     if (o.json) {
         std::cout << json_text(report) << "\n";
         return 0;
@@ -120,6 +129,15 @@ int run_stream(const StreamOptions& o) {
         else if (p["departs_from_reference_at"].is_null()) std::cout << "never";
         else std::cout << "at token " << p["departs_from_reference_at"].get<std::int64_t>();
         std::cout << "\n";
+    }
+    if (generate) {
+        std::cout << "\ncontinuations (" << generate << " tokens, greedy):\n";
+        for (const nlohmann::json& p : report["policies"]) {
+            std::string text = p["continuation"]["text"];
+            for (char& c : text) if (c == '\n') c = ' ';
+            const std::string name = p["policy"];
+            std::cout << "  " << name << std::string(20 - name.size(), ' ') << json_text(text) << "\n";
+        }
     }
     if (loaded.trained_positions && std::int64_t(ids.size()) > *loaded.trained_positions)
         std::cout << "\nkeep_all reaches position " << ids.size() - 1 << ", past the " << *loaded.trained_positions
@@ -139,6 +157,7 @@ CommandRunner add_stream_command(CLI::App& app) {
     cmd->add_option("--window", options->window, "W: the most entries the cache holds")->capture_default_str();
     cmd->add_option("--sinks", options->sinks, "K: the first entries sinks_and_window keeps (fewer than W)")->capture_default_str();
     cmd->add_option("--length", options->length, "Decode at most this many tokens of the text")->capture_default_str();
+    cmd->add_option("--generate", options->generate, "Then continue the text by this many tokens under each policy (greedy)")->capture_default_str();
     cmd->add_option("--dtype", options->dtype, "float32 (as the model runs) or float64 (to compare with a reference)")->capture_default_str();
     cmd->add_flag("--json", options->json, "Print the report, with every position's loss, as JSON");
     return [options] { return run_stream(*options); };

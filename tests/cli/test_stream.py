@@ -131,6 +131,21 @@ class Stream(AttnTestCase):
         self.assertEqual(by_name["sinks_and_window"], by_name["sliding_window"])
         self.assertNotEqual(by_name["sliding_window"], by_name["keep_all"])
 
+    def test_generate_continues_under_each_policy(self):
+        report = self.stream("--window", "16", "--sinks", "0", "--length", "80", "--generate", "12")
+        conts = {p["policy"]: p["continuation"] for p in report["policies"]}
+        self.assertEqual(sorted(conts), ["keep_all", "recompute_window", "sinks_and_window", "sliding_window"])
+        for c in conts.values():
+            self.assertEqual(len(c["ids"]), 12)
+            self.assertEqual(c["text"], "".join(self.characters_of(c["ids"])))
+        self.assertEqual(conts["sinks_and_window"], conts["sliding_window"])  # no sinks: the same cache
+
+    def characters_of(self, ids):
+        with open(os.path.join(SHAKESPEARE, "tokenizer.json")) as f:
+            vocab = json.load(f)["model"]["vocab"]
+        piece = {i: c for c, i in vocab.items()}
+        return [piece[i] for i in ids]
+
     def test_the_report_names_each_policy(self):
         path = self.path("text.txt")
         with open(path, "w") as f:
@@ -148,6 +163,7 @@ class Stream(AttnTestCase):
         self.fails(["stream", "--model", self.path("nope"), "--text", path], "nope")
         self.fails(["stream", "--model", SHAKESPEARE, "--text", self.path("missing.txt")], "missing.txt")
         self.fails(["stream", "--model", SHAKESPEARE, "--text", path, "--window", "0"], "--window")
+        self.fails(["stream", "--model", SHAKESPEARE, "--text", path, "--generate", "x"], "--generate")
 
 
 if __name__ == "__main__":

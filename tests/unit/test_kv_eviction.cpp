@@ -127,3 +127,20 @@ TEST_CASE("in a one-layer model the sliding window through the cache is recomput
     CHECK(largest_difference(streamed_losses(deeper, ids, {EvictionPolicy::sliding_window, 10, 0}),
                              recomputed_losses(deeper, ids, 10)) > 1e-3);
 }
+
+TEST_CASE("greedy continuations: a window that never fills is keep_all; no sinks is the sliding window; one layer recomputes") {
+    const Model<float> model = random_model(tiny_config(), 11);
+    const std::vector<std::int32_t> ids = text_ids(20, 32, 7);
+    const std::vector<std::int32_t> all = streamed_continuation(model, ids, {EvictionPolicy::keep_all, 0, 0}, 12);
+    REQUIRE(all.size() == 12);
+    for (const std::int32_t id : all) CHECK((id >= 0 && id < 32));
+    CHECK(streamed_continuation(model, ids, {EvictionPolicy::sliding_window, 32, 0}, 12) == all);  // 20 + 12 entries fit
+    CHECK(recomputed_continuation(model, ids, 32, 12) == all);
+    CHECK(streamed_continuation(model, ids, {EvictionPolicy::sinks_and_window, 8, 0}, 12) ==
+          streamed_continuation(model, ids, {EvictionPolicy::sliding_window, 8, 0}, 12));
+    CHECK(streamed_continuation(model, ids, {EvictionPolicy::keep_all, 0, 0}, 0).empty());
+    ModelConfig one_layer = tiny_config();
+    one_layer.n_layers = 1;
+    const Model<float> shallow = random_model(one_layer, 11);
+    CHECK(streamed_continuation(shallow, ids, {EvictionPolicy::sliding_window, 6, 0}, 12) == recomputed_continuation(shallow, ids, 6, 12));
+}
