@@ -107,7 +107,7 @@ CheckpointFiles open_checkpoint(const std::string& path) {
 
 LoadedCheckpoint load_checkpoint(const std::string& path) {
     const CheckpointFiles checkpoint = open_checkpoint(path);
-    return {model_from_views(llama_views(checkpoint.config, checkpoint.tensors, path)), checkpoint.trained_positions};
+    return {model_from_views(llama_views(checkpoint.config, checkpoint.tensors, path)), checkpoint.trained_positions, checkpoint.llama2c};
 }
 
 void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path) {

@@ -37,6 +37,7 @@ CheckpointFiles open_checkpoint(const std::string& path);
 struct LoadedCheckpoint {
     Model<float> model;
     std::optional<std::int64_t> trained_positions;
+    bool llama2c = false;  // a llama2.c .bin file (its tokenizer is a file of its own)
 };
 LoadedCheckpoint load_checkpoint(const std::string& path);
 

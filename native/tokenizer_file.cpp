@@ -1,5 +1,7 @@
 #include "tokenizer_file.hpp"
 
+#include <filesystem>
+
 #include "files.hpp"
 #include "tensor.hpp"
 
@@ -16,6 +18,15 @@ LlamaTokenizer read_tokenizer_file(const std::string& path, int vocab_size) {
     } catch (const InputError& e) {
         throw InputError(path + ": " + e.what());
     }
+}
+
+LlamaTokenizer checkpoint_tokenizer(const std::string& model, const std::string& given, bool llama2c, int vocab_size) {
+    if (llama2c && given.empty())
+        throw InputError("a llama2.c checkpoint needs its tokenizer: --tokenizer FILE (e.g. tok512.bin, or tokenizer.bin for stories15M and up)");
+    const std::string path = given.empty() ? (std::filesystem::path(model) / "tokenizer.json").string() : given;
+    if (!std::filesystem::exists(path))
+        throw InputError(given.empty() ? "checkpoint '" + model + "' has no tokenizer.json" : "tokenizer '" + path + "' does not exist");
+    return read_tokenizer_file(path, vocab_size);
 }
 
 }  // namespace anatomy::native

@@ -12,4 +12,9 @@ namespace anatomy::native {
 // piece the file holds). Throws InputError naming the file and what is wrong.
 LlamaTokenizer read_tokenizer_file(const std::string& path, int vocab_size = 0);
 
+// A checkpoint's tokenizer: `given` when not empty (a --tokenizer option), else the
+// folder `model`'s tokenizer.json; a llama2.c checkpoint (`llama2c`) has no folder, so it
+// needs `given`. Throws InputError saying which file is missing and what to pass.
+LlamaTokenizer checkpoint_tokenizer(const std::string& model, const std::string& given, bool llama2c, int vocab_size);
+
 }  // namespace anatomy::native

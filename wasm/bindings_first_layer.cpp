@@ -108,6 +108,22 @@ const float* answer_with(const Tensors&... tensors) {
     return answer.data();
 }
 
+// One call of either export: the config, the weights `part` needs and the ids read from
+// the module's memory, then compute(config, weights, tokens); null, with `error` set,
+// for anything wrong with them.
+template <typename Compute>
+const float* call(const double* config_values, const char* names, const std::int32_t* ranks, const std::int32_t* dims,
+                  const std::uint8_t* const* data, const std::int32_t* sizes, std::int32_t count, const std::int32_t* ids,
+                  std::int32_t T, FirstLayerPart part, const Compute& compute) {
+    try {
+        const ModelConfig config = config_from_fields(config_values);
+        return compute(config, read_weights(config, names, ranks, dims, data, sizes, count, part), read_ids(ids, T));
+    } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+    }
+}
+
 }  // namespace
 }  // namespace anatomy::wasm
 
@@ -118,16 +134,10 @@ EMSCRIPTEN_KEEPALIVE const float* first_layer_probabilities(const double* config
                                                             const std::uint8_t* const* data, const std::int32_t* sizes,
                                                             std::int32_t count, const std::int32_t* ids, std::int32_t T) {
     using namespace anatomy;
-    using namespace anatomy::wasm;
-    try {
-        const ModelConfig config = config_from_fields(config_values);
-        const FirstLayerAttentionWeights weights =
-            read_weights(config, names, ranks, dims, data, sizes, count, FirstLayerPart::probabilities);
-        return answer_with(anatomy::first_layer_probabilities(config, weights, read_ids(ids, T)));  // [1, Hq, T, T]
-    } catch (const std::exception& e) {
-        error = e.what();
-        return nullptr;
-    }
+    return wasm::call(config_values, names, ranks, dims, data, sizes, count, ids, T, FirstLayerPart::probabilities,
+                      [](const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
+                          return wasm::answer_with(anatomy::first_layer_probabilities(c, w, tokens));  // [1, Hq, T, T]
+                      });
 }
 
 EMSCRIPTEN_KEEPALIVE const float* first_layer_attention(const double* config_values, const char* names,
@@ -135,17 +145,11 @@ EMSCRIPTEN_KEEPALIVE const float* first_layer_attention(const double* config_val
                                                         const std::uint8_t* const* data, const std::int32_t* sizes,
                                                         std::int32_t count, const std::int32_t* ids, std::int32_t T) {
     using namespace anatomy;
-    using namespace anatomy::wasm;
-    try {
-        const ModelConfig config = config_from_fields(config_values);
-        const FirstLayerAttentionWeights weights =
-            read_weights(config, names, ranks, dims, data, sizes, count, FirstLayerPart::attention);
-        const FirstLayerAttention block = anatomy::first_layer_attention(config, weights, read_ids(ids, T));
-        return answer_with(block.probs, block.head_outputs, block.merged, block.update);
-    } catch (const std::exception& e) {
-        error = e.what();
-        return nullptr;
-    }
+    return wasm::call(config_values, names, ranks, dims, data, sizes, count, ids, T, FirstLayerPart::attention,
+                      [](const ModelConfig& c, const FirstLayerAttentionWeights& w, const TokenIds& tokens) {
+                          const FirstLayerAttention block = anatomy::first_layer_attention(c, w, tokens);
+                          return wasm::answer_with(block.probs, block.head_outputs, block.merged, block.update);
+                      });
 }
 
 EMSCRIPTEN_KEEPALIVE std::int32_t first_layer_size() { return std::int32_t(anatomy::wasm::answer.size()); }

@@ -135,7 +135,7 @@ export default defineConfig({
   base: './',
   plugins: [
     typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFiles(),
-    docsPages(repo, resolve(__dirname, 'src/styles/docs.css')),
+    docsPages(repo, ['base.css', 'docs.css'].map((file) => resolve(__dirname, 'src/styles', file))),
   ],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {

@@ -33,91 +33,56 @@ std::int32_t most_likely(const Real* row, std::size_t V) {
     return std::int32_t(std::max_element(row, row + V) - row);
 }
 
-TokenIds one(std::int32_t id) {
-    TokenIds t({1, 1});
-    t(0, 0) = id;
-    return t;
+// Feeds the text's tokens, then the generated ones, to `step` (id -> logits [1, T, V],
+// the last row the prediction after id), and records each loss and the continuation.
+template <typename Real, typename Step>
+StreamRun decode(const std::vector<std::int32_t>& tokens, std::size_t generate, std::size_t V, const Step& step) {
+    StreamRun run;
+    const std::size_t N = tokens.size();
+    for (std::size_t t = 0; t < N || run.continuation.size() < generate; ++t) {
+        const std::int32_t id = t < N ? tokens[t] : run.continuation.back();
+        const Tensor3<Real> logits = step(id);
+        const Real* row = logits.data() + (logits.shape(1) - 1) * V;
+        if (t + 1 < N) run.losses.push_back(next_token_loss(row, V, tokens[t + 1]));
+        else if (run.continuation.size() < generate) run.continuation.push_back(most_likely(row, V));
+    }
+    return run;
 }
 
 }  // namespace
 
 template <typename Real>
-std::vector<double> streamed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec) {
+StreamRun stream_through_cache(const Model<Real>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec,
+                               std::size_t generate) {
     require_valid(spec);
     require_tokens(model, tokens);
-    const std::size_t V = std::size_t(model.config.vocab_size);
     KVCache<Real> cache = empty_cache<Real>(model.config, 1);
-    std::vector<double> losses;
-    for (std::size_t t = 0; t + 1 < tokens.size(); ++t) {
+    return decode<Real>(tokens, generate, std::size_t(model.config.vocab_size), [&](std::int32_t id) {
         evict_for(cache, spec, 1, model.config);
-        const Tensor3<Real> logits = forward(model, cache, one(tokens[t]));  // [1, 1, V]
-        losses.push_back(next_token_loss(logits.data(), V, tokens[t + 1]));
-    }
-    return losses;
+        TokenIds one({1, 1});
+        one(0, 0) = id;
+        return forward(model, cache, one);  // [1, 1, V]
+    });
 }
 
 template <typename Real>
-std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window) {
+StreamRun stream_recomputed(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window,
+                            std::size_t generate) {
     if (window == 0) throw InputError("the window must hold at least 1 entry");
     require_tokens(model, tokens);
-    const std::size_t V = std::size_t(model.config.vocab_size);
-    std::vector<double> losses;
-    for (std::size_t t = 0; t + 1 < tokens.size(); ++t) {
-        const std::size_t from = t + 1 > window ? t + 1 - window : 0;
-        TokenIds ids({1, t + 1 - from});
-        std::copy(tokens.begin() + std::ptrdiff_t(from), tokens.begin() + std::ptrdiff_t(t + 1), ids.begin());
-        const Tensor3<Real> logits = full_forward(model, ids);  // [1, t + 1 - from, V]
-        losses.push_back(next_token_loss(logits.data() + (t - from) * V, V, tokens[t + 1]));
-    }
-    return losses;
+    std::vector<std::int32_t> read;  // every token fed so far
+    return decode<Real>(tokens, generate, std::size_t(model.config.vocab_size), [&](std::int32_t id) {
+        read.push_back(id);
+        const std::size_t from = read.size() > window ? read.size() - window : 0;
+        TokenIds ids({1, read.size() - from});
+        std::copy(read.begin() + std::ptrdiff_t(from), read.end(), ids.begin());
+        return full_forward(model, ids);  // [1, T, V], T <= W
+    });
 }
 
-template <typename Real>
-std::vector<std::int32_t> streamed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
-                                                const EvictionSpec& spec, std::size_t count) {
-    require_valid(spec);
-    if (tokens.empty()) throw InputError("a continuation needs at least 1 token to follow");
-    const std::size_t V = std::size_t(model.config.vocab_size);
-    KVCache<Real> cache = empty_cache<Real>(model.config, 1);
-    std::vector<std::int32_t> out;
-    std::int32_t next = tokens[0];
-    for (std::size_t t = 0; t < tokens.size() + count; ++t) {
-        const std::int32_t id = t < tokens.size() ? tokens[t] : next;
-        if (t >= tokens.size()) out.push_back(id);
-        if (out.size() == count) break;
-        evict_for(cache, spec, 1, model.config);
-        const Tensor3<Real> logits = forward(model, cache, one(id));  // [1, 1, V]
-        next = most_likely(logits.data(), V);
-    }
-    return out;
-}
-
-template <typename Real>
-std::vector<std::int32_t> recomputed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
-                                                  std::size_t window, std::size_t count) {
-    if (window == 0) throw InputError("the window must hold at least 1 entry");
-    if (tokens.empty()) throw InputError("a continuation needs at least 1 token to follow");
-    const std::size_t V = std::size_t(model.config.vocab_size);
-    std::vector<std::int32_t> text = tokens, out;
-    while (out.size() < count) {
-        const std::size_t from = text.size() > window ? text.size() - window : 0;
-        TokenIds ids({1, text.size() - from});
-        std::copy(text.begin() + std::ptrdiff_t(from), text.end(), ids.begin());
-        const Tensor3<Real> logits = full_forward(model, ids);  // [1, W', V]
-        const std::int32_t next = most_likely(logits.data() + (text.size() - from - 1) * V, V);
-        out.push_back(next);
-        text.push_back(next);
-    }
-    return out;
-}
-
-template std::vector<std::int32_t> streamed_continuation(const Model<float>&, const std::vector<std::int32_t>&, const EvictionSpec&, std::size_t);
-template std::vector<std::int32_t> streamed_continuation(const Model<double>&, const std::vector<std::int32_t>&, const EvictionSpec&, std::size_t);
-template std::vector<std::int32_t> recomputed_continuation(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
-template std::vector<std::int32_t> recomputed_continuation(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
-template std::vector<double> streamed_losses(const Model<float>&, const std::vector<std::int32_t>&, const EvictionSpec&);
-template std::vector<double> streamed_losses(const Model<double>&, const std::vector<std::int32_t>&, const EvictionSpec&);
-template std::vector<double> recomputed_losses(const Model<float>&, const std::vector<std::int32_t>&, std::size_t);
-template std::vector<double> recomputed_losses(const Model<double>&, const std::vector<std::int32_t>&, std::size_t);
+template StreamRun stream_through_cache(const Model<float>&, const std::vector<std::int32_t>&, const EvictionSpec&, std::size_t);
+template StreamRun stream_through_cache(const Model<double>&, const std::vector<std::int32_t>&, const EvictionSpec&, std::size_t);
+template StreamRun stream_recomputed(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
+template StreamRun stream_recomputed(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
 
 }  // namespace anatomy

@@ -12,28 +12,26 @@
 
 namespace anatomy {
 
-// tokens: [N], N >= 2 (BOS first, as the model was trained)  ->  [N - 1]: loss[t] is
-// -ln p(tokens[t + 1] | what the cache holds after tokens[t]), in nats, decoding one
-// token at a time under `spec` (keep_all: one growing cache), in Real (float, or double
-// for an exact comparison). Throws InputError for
-// fewer than 2 tokens, an id outside the vocabulary or an invalid spec.
-template <typename Real>
-std::vector<double> streamed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec);
+struct StreamRun {
+    // losses[t] = -ln p(tokens[t + 1] | what the model holds after tokens[t]), in nats.  [N - 1]
+    std::vector<double> losses;
+    // Then `generate` more tokens, each the most likely one (the lowest id among equals),
+    // fed back the same way.  [generate]
+    std::vector<std::int32_t> continuation;
+};
 
-// The reference: loss[t] from a fresh pass over tokens max(0, t - W + 1) .. t.
+// tokens: [N], N >= 2 (BOS first, as the model was trained), decoded one token at a time
+// through one cache under `spec` (keep_all: a cache that only grows), in Real (float, or
+// double for an exact comparison). Throws InputError for fewer than 2 tokens, an id
+// outside the vocabulary or an invalid spec.
 template <typename Real>
-std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window);
+StreamRun stream_through_cache(const Model<Real>& model, const std::vector<std::int32_t>& tokens, const EvictionSpec& spec,
+                               std::size_t generate = 0);
 
-// Greedy continuation: after reading `tokens` one at a time under `spec`, the next
-// `count` tokens, each the most likely one (the lowest id among equals), fed back
-// through the same cache.   tokens: [N], N >= 1  ->  [count]
+// The reference: each prediction from a fresh pass over the last W tokens (those of the
+// text, then the generated ones).
 template <typename Real>
-std::vector<std::int32_t> streamed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
-                                                const EvictionSpec& spec, std::size_t count);
-
-// The same from the reference: each next token from a fresh pass over the last W tokens.
-template <typename Real>
-std::vector<std::int32_t> recomputed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
-                                                  std::size_t window, std::size_t count);
+StreamRun stream_recomputed(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window,
+                            std::size_t generate = 0);
 
 }  // namespace anatomy

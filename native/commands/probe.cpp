@@ -2,7 +2,6 @@
 // KV cache sizes, every layer's attention, cached vs full logits, attention
 // sinks, the next tokens and a greedy continuation, as a trace (docs/trace-schema.md).
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -56,17 +55,6 @@ WeightPrecision parse_precision(const std::string& name) {
     throw InputError("unknown --dtype '" + name + "' (expected float32 or bfloat16)");
 }
 
-// The tokenizer: `path` when given (tokenizer.json, or a llama2.c tokenizer.bin for a
-// model of `vocab_size` ids), else the checkpoint folder's tokenizer.json.
-LlamaTokenizer load_tokenizer(const std::string& model, const std::string& given, bool llama2c, int vocab_size) {
-    if (llama2c && given.empty())
-        throw InputError("a llama2.c checkpoint needs its tokenizer: --tokenizer FILE (e.g. tok512.bin, or tokenizer.bin for stories15M and up)");
-    const std::string path = given.empty() ? (std::filesystem::path(model) / "tokenizer.json").string() : given;
-    if (!std::filesystem::exists(path))
-        throw InputError(given.empty() ? "checkpoint '" + model + "' has no tokenizer.json" : "tokenizer '" + path + "' does not exist");
-    return read_tokenizer_file(path, vocab_size);
-}
-
 // A special token id from config.json, checked against the model's vocabulary and,
 // when `piece` is given, against the tokenizer's piece at that id.
 std::int32_t special_id(const char* field, std::int32_t id, const std::string& piece, const LlamaTokenizer& tokenizer,
@@ -105,7 +93,7 @@ int run_probe_command(const ProbeOptions& o) {
     const CheckpointFiles checkpoint = open_checkpoint(o.model);
     const ModelConfig& config = checkpoint.config;
     const HfCheckpointInfo info = hf_checkpoint_info(checkpoint.hf_config);
-    const LlamaTokenizer tokenizer = load_tokenizer(o.model, o.tokenizer, checkpoint.llama2c, config.vocab_size);
+    const LlamaTokenizer tokenizer = checkpoint_tokenizer(o.model, o.tokenizer, checkpoint.llama2c, config.vocab_size);
     if (tokenizer.vocab_size() > std::size_t(config.vocab_size))
         throw InputError("the tokenizer has " + std::to_string(tokenizer.vocab_size()) + " pieces, more than the model's vocab_size " +
                          std::to_string(config.vocab_size));

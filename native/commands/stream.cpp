@@ -40,12 +40,6 @@ struct StreamOptions {
 // A policy's losses must differ from the reference's by more than this, in nats, to depart from it.
 constexpr double departure = 0.01;
 
-struct PolicyRun {
-    std::string name;
-    std::vector<double> losses;        // [N - 1]
-    std::vector<std::int32_t> continuation;  // --generate: the next tokens, greedily
-};
-
 double mean_from(const std::vector<double>& losses, std::size_t from) {
     if (from >= losses.size()) return NAN;
     return std::accumulate(losses.begin() + std::ptrdiff_t(from), losses.end(), 0.0) / double(losses.size() - from);
@@ -66,54 +60,44 @@ int run_stream(const StreamOptions& o) {
     const std::size_t generate = parse_decimal(o.generate, "--generate", 0, 10000);
     if (K >= W) throw InputError("--window " + std::to_string(W) + " must be larger than --sinks " + std::to_string(K) + " (the sinks are kept inside the window)");
 
-    // Everything that can fail on the inputs is checked before the model is read.
+    // Every input is read and checked before the decoding starts.
     const std::string text = read_text_file(o.text);
-    LoadedCheckpoint loaded = load_checkpoint(o.model);
+    const LoadedCheckpoint loaded = load_checkpoint(o.model);
     const Model<float>& model = loaded.model;
-    const bool llama2c = o.model.size() > 4 && o.model.compare(o.model.size() - 4, 4, ".bin") == 0;
-    if (llama2c && o.tokenizer.empty())
-        throw InputError("a llama2.c checkpoint needs its tokenizer: --tokenizer FILE (e.g. tok512.bin)");
-    const std::string tokenizer_path = o.tokenizer.empty() ? o.model + "/tokenizer.json" : o.tokenizer;
-    const LlamaTokenizer tokenizer = read_tokenizer_file(tokenizer_path, model.config.vocab_size);
+    const LlamaTokenizer tokenizer = checkpoint_tokenizer(o.model, o.tokenizer, loaded.llama2c, model.config.vocab_size);
     std::vector<std::int32_t> ids = tokenizer.encode(text, true);
     if (ids.size() > length) ids.resize(length);
     if (ids.size() <= W + 1)
         throw InputError(o.text + " gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(W) +
                          " evicts nothing before " + std::to_string(W + 2) + " (give a longer text or a smaller --window)");
 
-    std::vector<PolicyRun> runs;
-    std::vector<double> reference;
-    std::vector<std::int32_t> reference_continuation;
+    std::vector<std::pair<std::string, StreamRun>> runs;  // the three policies, then the reference
     const auto run_all = [&](const auto& m) {
         const std::pair<const char*, EvictionSpec> policies[] = {{"keep_all", {EvictionPolicy::keep_all, 0, 0}},
                                                                  {"sliding_window", {EvictionPolicy::sliding_window, W, 0}},
                                                                  {"sinks_and_window", {EvictionPolicy::sinks_and_window, W, K}}};
-        for (const auto& [name, spec] : policies)
-            runs.push_back({name, streamed_losses(m, ids, spec), generate ? streamed_continuation(m, ids, spec, generate) : std::vector<std::int32_t>{}});
-        reference = recomputed_losses(m, ids, W);
-        if (generate) reference_continuation = recomputed_continuation(m, ids, W, generate);
+        for (const auto& [name, spec] : policies) runs.push_back({name, stream_through_cache(m, ids, spec, generate)});
+        runs.push_back({"recompute_window", stream_recomputed(m, ids, W, generate)});
     };
     if (o.dtype == "float64") run_all(cast_model<double>(model));
     else run_all(model);
+    const std::vector<double>& reference = runs.back().second.losses;
 
     // The first eviction comes when token W is read: the loss of predicting token W + 1 is the first after it.
     const std::size_t after = W;
     nlohmann::json report = {{"model", o.model}, {"text", o.text}, {"dtype", o.dtype}, {"tokens", ids.size()}, {"window", W}, {"sinks", K},
                              {"first_eviction_at", after}, {"trained_positions", loaded.trained_positions ? nlohmann::json(*loaded.trained_positions) : nlohmann::json(nullptr)},
                              {"departure_nats", departure}, {"policies", nlohmann::json::array()}};
-    const auto policy_json = [&](const std::string& name, const std::vector<double>& losses, bool is_reference,
-                                 const std::vector<std::int32_t>& continuation) {
-        nlohmann::json p = {{"policy", name}, {"mean_loss_after_first_eviction", mean_from(losses, after)},
-                            {"mean_loss", mean_from(losses, 0)}, {"losses", losses}};
-        if (generate) p["continuation"] = {{"ids", continuation}, {"text", tokenizer.decode(continuation)}};
-        if (!is_reference) {
-            const std::int64_t at = departs_at(losses, reference);
+    for (const auto& [name, run] : runs) {
+        nlohmann::json p = {{"policy", name}, {"mean_loss_after_first_eviction", mean_from(run.losses, after)},
+                            {"mean_loss", mean_from(run.losses, 0)}, {"losses", run.losses}};
+        if (generate) p["continuation"] = {{"ids", run.continuation}, {"text", tokenizer.decode(run.continuation)}};
+        if (&run.losses != &reference) {
+            const std::int64_t at = departs_at(run.losses, reference);
             p["departs_from_reference_at"] = at < 0 ? nlohmann::json(nullptr) : nlohmann::json(at);
         }
-        return p;
-    };
-    for (const PolicyRun& r : runs) report["policies"].push_back(policy_json(r.name, r.losses, false, r.continuation));
-    report["policies"].push_back(policy_json("recompute_window", reference, true, reference_continuation));
+        report["policies"].push_back(std::move(p));
+    }
     if (o.json) {
         std::cout << json_text(report) << "\n";
         return 0;

@@ -93,25 +93,23 @@ TEST_CASE("evicting: each policy keeps what it says, and sets the next position 
 TEST_CASE("streamed losses: a window as long as the text is keep_all, bit for bit; no sinks is the sliding window") {
     const Model<float> model = random_model(tiny_config(), 9);
     const std::vector<std::int32_t> ids = text_ids(40, 32, 5);
-    const std::vector<double> all = streamed_losses(model, ids, {EvictionPolicy::keep_all, 0, 0});
+    const std::vector<double> all = stream_through_cache(model, ids, {EvictionPolicy::keep_all, 0, 0}).losses;
     REQUIRE(all.size() == 39);
     for (const double loss : all) REQUIRE(std::isfinite(loss));
     // keep_all through the cache is one full pass.
-    TokenIds whole({1, ids.size()});
-    std::copy(ids.begin(), ids.end(), whole.begin());
-    CHECK(largest_difference(all, recomputed_losses(model, ids, ids.size())) < 1e-5);
+    CHECK(largest_difference(all, stream_recomputed(model, ids, ids.size()).losses) < 1e-5);
     for (const EvictionPolicy policy : {EvictionPolicy::sliding_window, EvictionPolicy::sinks_and_window}) {
         CAPTURE(to_string(policy));
-        CHECK(same_bits(streamed_losses(model, ids, {policy, 40, 4}), all));
-        CHECK(same_bits(streamed_losses(model, ids, {policy, 39, 4}), all));  // 39 tokens are read, 40 never cached
-        CHECK_FALSE(same_bits(streamed_losses(model, ids, {policy, 16, 4}), all));
+        CHECK(same_bits(stream_through_cache(model, ids, {policy, 40, 4}).losses, all));
+        CHECK(same_bits(stream_through_cache(model, ids, {policy, 39, 4}).losses, all));  // 39 tokens are read, 40 never cached
+        CHECK_FALSE(same_bits(stream_through_cache(model, ids, {policy, 16, 4}).losses, all));
     }
-    CHECK(same_bits(streamed_losses(model, ids, {EvictionPolicy::sinks_and_window, 12, 0}),
-                    streamed_losses(model, ids, {EvictionPolicy::sliding_window, 12, 0})));
-    CHECK_FALSE(same_bits(streamed_losses(model, ids, {EvictionPolicy::sinks_and_window, 12, 1}),
-                          streamed_losses(model, ids, {EvictionPolicy::sliding_window, 12, 0})));
-    CHECK_THROWS_AS(streamed_losses(model, {0}, {EvictionPolicy::keep_all, 0, 0}), InputError);
-    CHECK_THROWS_AS(streamed_losses(model, {0, 32}, {EvictionPolicy::keep_all, 0, 0}), InputError);
+    CHECK(same_bits(stream_through_cache(model, ids, {EvictionPolicy::sinks_and_window, 12, 0}).losses,
+                    stream_through_cache(model, ids, {EvictionPolicy::sliding_window, 12, 0}).losses));
+    CHECK_FALSE(same_bits(stream_through_cache(model, ids, {EvictionPolicy::sinks_and_window, 12, 1}).losses,
+                          stream_through_cache(model, ids, {EvictionPolicy::sliding_window, 12, 0}).losses));
+    CHECK_THROWS_AS(stream_through_cache(model, {0}, {EvictionPolicy::keep_all, 0, 0}).losses, InputError);
+    CHECK_THROWS_AS(stream_through_cache(model, {0, 32}, {EvictionPolicy::keep_all, 0, 0}).losses, InputError);
 }
 
 TEST_CASE("in a one-layer model the sliding window through the cache is recomputing each window, to rounding") {
@@ -119,28 +117,28 @@ TEST_CASE("in a one-layer model the sliding window through the cache is recomput
     c.n_layers = 1;
     const Model<float> model = random_model(c, 10);
     const std::vector<std::int32_t> ids = text_ids(48, 32, 6);
-    const std::vector<double> cached = streamed_losses(model, ids, {EvictionPolicy::sliding_window, 10, 0});
-    const std::vector<double> recomputed = recomputed_losses(model, ids, 10);
+    const std::vector<double> cached = stream_through_cache(model, ids, {EvictionPolicy::sliding_window, 10, 0}).losses;
+    const std::vector<double> recomputed = stream_recomputed(model, ids, 10).losses;
     CHECK(largest_difference(cached, recomputed) < 1e-4);
     // Two layers: a cached key of layer 1 remembers tokens the window has since dropped, so they differ.
     const Model<float> deeper = random_model(tiny_config(), 10);
-    CHECK(largest_difference(streamed_losses(deeper, ids, {EvictionPolicy::sliding_window, 10, 0}),
-                             recomputed_losses(deeper, ids, 10)) > 1e-3);
+    CHECK(largest_difference(stream_through_cache(deeper, ids, {EvictionPolicy::sliding_window, 10, 0}).losses,
+                             stream_recomputed(deeper, ids, 10).losses) > 1e-3);
 }
 
 TEST_CASE("greedy continuations: a window that never fills is keep_all; no sinks is the sliding window; one layer recomputes") {
     const Model<float> model = random_model(tiny_config(), 11);
     const std::vector<std::int32_t> ids = text_ids(20, 32, 7);
-    const std::vector<std::int32_t> all = streamed_continuation(model, ids, {EvictionPolicy::keep_all, 0, 0}, 12);
+    const std::vector<std::int32_t> all = stream_through_cache(model, ids, {EvictionPolicy::keep_all, 0, 0}, 12).continuation;
     REQUIRE(all.size() == 12);
     for (const std::int32_t id : all) CHECK((id >= 0 && id < 32));
-    CHECK(streamed_continuation(model, ids, {EvictionPolicy::sliding_window, 32, 0}, 12) == all);  // 20 + 12 entries fit
-    CHECK(recomputed_continuation(model, ids, 32, 12) == all);
-    CHECK(streamed_continuation(model, ids, {EvictionPolicy::sinks_and_window, 8, 0}, 12) ==
-          streamed_continuation(model, ids, {EvictionPolicy::sliding_window, 8, 0}, 12));
-    CHECK(streamed_continuation(model, ids, {EvictionPolicy::keep_all, 0, 0}, 0).empty());
+    CHECK(stream_through_cache(model, ids, {EvictionPolicy::sliding_window, 32, 0}, 12).continuation == all);  // 20 + 12 entries fit
+    CHECK(stream_recomputed(model, ids, 32, 12).continuation == all);
+    CHECK(stream_through_cache(model, ids, {EvictionPolicy::sinks_and_window, 8, 0}, 12).continuation ==
+          stream_through_cache(model, ids, {EvictionPolicy::sliding_window, 8, 0}, 12).continuation);
+    CHECK(stream_through_cache(model, ids, {EvictionPolicy::keep_all, 0, 0}, 0).continuation.empty());
     ModelConfig one_layer = tiny_config();
     one_layer.n_layers = 1;
     const Model<float> shallow = random_model(one_layer, 11);
-    CHECK(streamed_continuation(shallow, ids, {EvictionPolicy::sliding_window, 6, 0}, 12) == recomputed_continuation(shallow, ids, 6, 12));
+    CHECK(stream_through_cache(shallow, ids, {EvictionPolicy::sliding_window, 6, 0}, 12).continuation == stream_recomputed(shallow, ids, 6, 12).continuation);
 }

@@ -150,8 +150,9 @@ export function docsSite(repo: string, css: string): Map<string, string | Buffer
 const contentType = (file: string) =>
   file.endsWith('.html') ? 'text/html; charset=utf-8' : file.endsWith('.png') ? 'image/png' : 'text/x-python; charset=utf-8';
 
-export function docsPages(repo: string, cssFile: string): Plugin {
-  const site = () => docsSite(repo, fs.readFileSync(cssFile, 'utf8'));
+/** `cssFiles`: the stylesheets inlined into every page, in order. */
+export function docsPages(repo: string, cssFiles: string[]): Plugin {
+  const site = () => docsSite(repo, cssFiles.map((file) => fs.readFileSync(file, 'utf8')).join('\n'));
   return {
     name: 'docs-pages',
     generateBundle() {
