@@ -29,14 +29,10 @@
 #include <vector>
 
 #include "capture_json.hpp"
-#include "checkpoint/hf_llama.hpp"
-#include "checkpoint/llama_views.hpp"
-#include "checkpoint/model_from_views.hpp"
-#include "checkpoint/safetensors.hpp"
-#include "checkpoint/tensor_views.hpp"
 #include "json_args.hpp"
 #include "lessons/head_patterns.hpp"
 #include "model/backward.hpp"
+#include "page_checkpoint.hpp"
 #include "pretrained/probe.hpp"
 #include "verify/backend.hpp"
 
@@ -48,18 +44,11 @@ public:
     std::string load(const emscripten::val& config_js, const emscripten::val& safetensors, const emscripten::val& header,
                      const emscripten::val& tokenizer_js) {
         return json_or_error([&] {
-            const json config_file = json_from_js(config_js);
-            const ModelConfig config = config_from_hf_json(config_file);
-            std::vector<std::uint8_t> bytes = emscripten::convertJSArrayToNumberVector<std::uint8_t>(safetensors);
-            const SafetensorsView file = SafetensorsView::from_header(json_from_js(header), bytes.data(), bytes.size(), "model.safetensors");
-            auto model = std::make_unique<Model<float>>(model_from_views(llama_views(config, safetensors_views({&file}), "model.safetensors")));
-            auto tokenizer = std::make_unique<LlamaTokenizer>(LlamaTokenizer::from_json(json_from_js(tokenizer_js)));
-            if (tokenizer->bos_id() < 0) throw InputError("tokenizer.json has no <s>: not a vocabulary attn train wrote");
-            if (tokenizer->vocab_size() != std::size_t(config.vocab_size))
-                throw InputError("tokenizer.json has " + std::to_string(tokenizer->vocab_size()) + " pieces, config.json " +
-                                 std::to_string(config.vocab_size));
-            model_ = std::move(model), tokenizer_ = std::move(tokenizer);
-            context_ = config_file.value("max_position_embeddings", 2048);
+            PageCheckpoint loaded = checkpoint_from_page(config_js, safetensors, header, tokenizer_js);
+            const ModelConfig config = loaded.model.config;
+            model_ = std::make_unique<Model<float>>(std::move(loaded.model));
+            tokenizer_ = std::make_unique<LlamaTokenizer>(std::move(loaded.tokenizer));
+            context_ = loaded.context;
             std::size_t parameters = 0;
             for_each_tensor([&](TensorKind, const auto& tensor) { parameters += tensor.size(); }, model_->weights);
             return json{{"config", config_to_json(config)},

@@ -37,6 +37,7 @@
 #include "json_args.hpp"
 #include "lessons/head_patterns.hpp"
 #include "model/token_batch.hpp"
+#include "page_checkpoint.hpp"
 #include "pretrained/pretrained_backend.hpp"
 #include "pretrained/probe.hpp"
 #include "verify/check_suite.hpp"
@@ -44,16 +45,6 @@
 
 namespace anatomy::wasm {
 namespace {
-
-// A JavaScript Uint8Array's bytes, copied into the wasm heap (which the model's views
-// then point into) by one TypedArray.set (embind's element-by-element conversion took
-// longer than the model's first pass).
-std::vector<std::uint8_t> heap_copy(const emscripten::val& array) {
-    if (!array.instanceof(emscripten::val::global("Uint8Array"))) throw InputError("expected the file's bytes as a Uint8Array");
-    std::vector<std::uint8_t> bytes(array["length"].as<std::size_t>());
-    emscripten::val(emscripten::typed_memory_view(bytes.size(), bytes.data())).call<void>("set", array);
-    return bytes;
-}
 
 emscripten::val error_object(const std::string& message) {
     emscripten::val error = emscripten::val::object();

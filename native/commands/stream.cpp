@@ -1,14 +1,11 @@
 // attn stream: a long text decoded one token at a time through a KV cache of at most
 // W entries, under each eviction policy (core/model/kv_eviction.hpp), against the
-// reference that recomputes every prediction from the last W tokens
-// (core/stream/stream_losses.hpp). For each policy: the mean loss over the positions
-// after the first eviction, where it departs from the reference, and the loss of every
-// position (with --json).
-#include <algorithm>
-#include <cmath>
+// reference that recomputes every prediction from the last W tokens, summarised by
+// core/stream/stream_report.hpp (as the page's StreamingLLM widget is): for each policy
+// the mean loss over the positions after the first eviction, where it departs from the
+// reference, and the loss of every position (with --json).
 #include <iostream>
 #include <memory>
-#include <numeric>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +15,7 @@
 #include "json_input.hpp"
 #include "number_args.hpp"
 #include "number_text.hpp"
-#include "stream/stream_losses.hpp"
+#include "stream/stream_report.hpp"
 #include "tokenizer/llama_tokenizer.hpp"
 #include "tokenizer_file.hpp"
 
@@ -36,21 +33,6 @@ struct StreamOptions {
     std::string generate = "0";
     bool json = false;
 };
-
-// A policy's losses must differ from the reference's by more than this, in nats, to depart from it.
-constexpr double departure = 0.01;
-
-double mean_from(const std::vector<double>& losses, std::size_t from) {
-    if (from >= losses.size()) return NAN;
-    return std::accumulate(losses.begin() + std::ptrdiff_t(from), losses.end(), 0.0) / double(losses.size() - from);
-}
-
-// The first position whose loss differs from the reference's by more than `departure`, or -1.
-std::int64_t departs_at(const std::vector<double>& losses, const std::vector<double>& reference) {
-    for (std::size_t t = 0; t < losses.size(); ++t)
-        if (!(std::abs(losses[t] - reference[t]) <= departure)) return std::int64_t(t);
-    return -1;
-}
 
 int run_stream(const StreamOptions& o) {
     const std::size_t W = parse_decimal(o.window, "--window", 1, 1 << 16);
@@ -71,41 +53,19 @@ int run_stream(const StreamOptions& o) {
         throw InputError(o.text + " gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(W) +
                          " evicts nothing before " + std::to_string(W + 2) + " (give a longer text or a smaller --window)");
 
-    std::vector<std::pair<std::string, StreamRun>> runs;  // the three policies, then the reference
-    const auto run_all = [&](const auto& m) {
-        const std::pair<const char*, EvictionSpec> policies[] = {{"keep_all", {EvictionPolicy::keep_all, 0, 0}},
-                                                                 {"sliding_window", {EvictionPolicy::sliding_window, W, 0}},
-                                                                 {"sinks_and_window", {EvictionPolicy::sinks_and_window, W, K}}};
-        for (const auto& [name, spec] : policies) runs.push_back({name, stream_through_cache(m, ids, spec, generate)});
-        runs.push_back({"recompute_window", stream_recomputed(m, ids, W, generate)});
-    };
-    if (o.dtype == "float64") run_all(cast_model<double>(model));
-    else run_all(model);
-    const std::vector<double>& reference = runs.back().second.losses;
-
-    // The first eviction comes when token W is read: the loss of predicting token W + 1 is the first after it.
-    const std::size_t after = W;
-    nlohmann::json report = {{"model", o.model}, {"text", o.text}, {"dtype", o.dtype}, {"tokens", ids.size()}, {"window", W}, {"sinks", K},
-                             {"first_eviction_at", after}, {"trained_positions", loaded.trained_positions ? nlohmann::json(*loaded.trained_positions) : nlohmann::json(nullptr)},
-                             {"departure_nats", departure}, {"policies", nlohmann::json::array()}};
-    for (const auto& [name, run] : runs) {
-        nlohmann::json p = {{"policy", name}, {"mean_loss_after_first_eviction", mean_from(run.losses, after)},
-                            {"mean_loss", mean_from(run.losses, 0)}, {"losses", run.losses}};
-        if (generate) p["continuation"] = {{"ids", run.continuation}, {"text", tokenizer.decode(run.continuation)}};
-        if (&run.losses != &reference) {
-            const std::int64_t at = departs_at(run.losses, reference);
-            p["departs_from_reference_at"] = at < 0 ? nlohmann::json(nullptr) : nlohmann::json(at);
-        }
-        report["policies"].push_back(std::move(p));
-    }
+    const StreamReport report = o.dtype == "float64" ? stream_report(cast_model<double>(model), ids, W, K, generate)
+                                                     : stream_report(model, ids, W, K, generate);
+    nlohmann::json json = {{"model", o.model}, {"text", o.text}, {"dtype", o.dtype},
+                           {"trained_positions", loaded.trained_positions ? nlohmann::json(*loaded.trained_positions) : nlohmann::json(nullptr)}};
+    json.update(stream_report_json(report, tokenizer));
     if (o.json) {
-        std::cout << json_text(report) << "\n";
+        std::cout << json_text(json) << "\n";
         return 0;
     }
     std::cout << "attn stream: " << ids.size() << " tokens of " << o.text << " through a cache of " << W << " entries ("
-              << K << " sinks kept by sinks_and_window); the first eviction comes at token " << after << "\n\n";
-    std::cout << "policy              loss after eviction  departs from recompute_window (by > " << departure << " nats)\n";
-    for (const nlohmann::json& p : report["policies"]) {
+              << K << " sinks kept by sinks_and_window); the first eviction comes at token " << report.first_eviction_at << "\n\n";
+    std::cout << "policy              loss after eviction  departs from recompute_window (by > " << stream_departure_nats << " nats)\n";
+    for (const nlohmann::json& p : json["policies"]) {
         const std::string name = p["policy"];
         const double mean = p["mean_loss_after_first_eviction"];
         std::cout << name << std::string(20 - name.size(), ' ') << number_text("%.4f", mean) << " nats/token   ";
@@ -116,7 +76,7 @@ int run_stream(const StreamOptions& o) {
     }
     if (generate) {
         std::cout << "\ncontinuations (" << generate << " tokens, greedy):\n";
-        for (const nlohmann::json& p : report["policies"]) {
+        for (const nlohmann::json& p : json["policies"]) {
             std::string text = p["continuation"]["text"];
             for (char& c : text) if (c == '\n') c = ' ';
             const std::string name = p["policy"];

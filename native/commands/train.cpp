@@ -44,7 +44,7 @@ namespace fs = std::filesystem;
 struct TrainOptions {
     std::string text, out;
     std::string steps = "3000", seed = "1", context = "64", batch = "64", lr = "3e-3", warmup = "100";
-    std::string repeat_fraction = "0", eval_every = "100", threads;
+    std::string weight_decay = "0.1", repeat_fraction = "0", eval_every = "100", threads;
     std::string config;  // config.json keys over the tiny preset: a JSON object, or a file holding one
 };
 
@@ -89,7 +89,7 @@ std::string thousands(double value) {
 // "attn train --text ... --out ..." with every setting spelled out, for the record.
 std::string command_line(const TrainOptions& o, int threads) {
     std::string c = "attn train --text " + o.text + " --out " + o.out + " --steps " + o.steps + " --seed " + o.seed +
-                    " --context " + o.context + " --batch " + o.batch + " --lr " + o.lr + " --warmup " + o.warmup +
+                    " --context " + o.context + " --batch " + o.batch + " --lr " + o.lr + " --weight-decay " + o.weight_decay + " --warmup " + o.warmup +
                     " --repeat-fraction " + o.repeat_fraction + " --threads " + std::to_string(threads);
     if (!o.config.empty()) c += " --config '" + o.config + "'";
     return c;
@@ -103,6 +103,7 @@ int run_train(const TrainOptions& o) {
     settings.batch.windows = parse_decimal(o.batch, "--batch", 1, 65536);
     settings.batch.repeat_fraction = parse_real(o.repeat_fraction, "--repeat-fraction", 0, 1);
     settings.peak_rate = parse_real(o.lr, "--lr", 1e-7, 0.5);
+    settings.adamw.weight_decay = parse_real(o.weight_decay, "--weight-decay", 0, 10);
     settings.warmup_steps = int(parse_decimal(o.warmup, "--warmup", 0, 10'000'000));
     const int eval_every = int(parse_decimal(o.eval_every, "--eval-every", 1, 10'000'000));
     const int threads = o.threads.empty() ? int(std::max(1u, std::thread::hardware_concurrency()))
@@ -215,6 +216,9 @@ CommandRunner add_train_command(CLI::App& app) {
     cmd->add_option("--context", o->context, "Tokens per training window (BOS first)")->capture_default_str();
     cmd->add_option("--batch", o->batch, "Windows per step")->capture_default_str();
     cmd->add_option("--lr", o->lr, "Peak learning rate (AdamW)")->capture_default_str();
+    cmd->add_option("--weight-decay", o->weight_decay,
+                    "AdamW's decoupled weight decay, per unit of learning rate, on the projection matrices")
+        ->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "Steps of linear warm-up before the cosine decay")->capture_default_str();
     cmd->add_option("--repeat-fraction", o->repeat_fraction,
                     "Share of each batch's windows that are a random string repeated (for induction heads)")

@@ -188,6 +188,7 @@ class Train(AttnTestCase):
         options = [
             (["--steps", "0"], "--steps"), (["--steps", "ten"], "--steps"), (["--lr", "0"], "--lr"),
             (["--lr", "nan"], "--lr"), (["--repeat-fraction", "1.5"], "--repeat-fraction"),
+            (["--weight-decay", "-0.1"], "--weight-decay"), (["--weight-decay", "inf"], "--weight-decay"),
             (["--context", "1"], "--context"), (["--batch", "-4"], "--batch"), (["--threads", "0"], "--threads"),
             (["--config", '{"num_layers": 3}'], "num_layers"), (["--config", '{"hidden_size": 30}'], "30"),
             (["--config", "[1, 2]"], "--config"), (["--config", '{"vocab_size": 9}'], "vocab_size"),
@@ -200,6 +201,22 @@ class Train(AttnTestCase):
         self.write_text(os.path.join("out", "keep.txt"), "mine")
         self.fails(["train", "--text", good, "--out", out, "--steps", "2"], "already exists")
         self.assertEqual(os.listdir(out), ["keep.txt"])
+
+    def test_weight_decay_reaches_the_optimizer_and_the_record(self):
+        text = self.write_text("text.txt", generated_text(20000))
+        records = {}
+        for decay in ["0", "0.1", "1"]:
+            out = self.path("decay-" + decay)
+            self.train(text, out, "--weight-decay", decay, "--threads", "1")
+            with open(os.path.join(out, "training.json")) as f:
+                records[decay] = json.load(f)
+            self.assertEqual(records[decay]["settings"]["adamw"]["weight_decay"], float(decay))
+            self.assertIn("--weight-decay " + decay + " ", records[decay]["command"])
+        losses = {decay: r["first_steps"]["losses"] for decay, r in records.items()}
+        # The first step's loss comes before any update; every later one follows decayed weights.
+        self.assertEqual(losses["0"][0], losses["1"][0])
+        self.assertNotEqual(losses["0"][5:], losses["0.1"][5:])
+        self.assertNotEqual(losses["0.1"][5:], losses["1"][5:])
 
     def test_interrupted_run_leaves_no_output(self):
         # SIGINT and SIGTERM end the run at once, with a shell's status for the signal
@@ -285,6 +302,7 @@ class Train(AttnTestCase):
         result = run_attn("train", "--text", CORPUS, "--out", out, "--steps", "50", "--seed", str(s["seed"]),
                           "--context", str(s["context"]), "--batch", str(s["batch"]), "--lr", repr(s["peak_learning_rate"]),
                           "--warmup", str(s["warmup_steps"]), "--repeat-fraction", repr(s["repeat_fraction"]),
+                          "--weight-decay", repr(s["adamw"]["weight_decay"]),
                           "--config", json.dumps({"hidden_size": config["hidden_size"],
                                                   "intermediate_size": config["intermediate_size"]}))
         self.assertEqual(result.returncode, 0, result.stderr)

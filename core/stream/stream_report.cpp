@@ -1,0 +1,76 @@
+#include "stream_report.hpp"
+
+#include <cmath>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+
+namespace anatomy {
+namespace {
+
+double mean_from(const std::vector<double>& losses, std::size_t from) {
+    if (from >= losses.size()) return NAN;
+    return std::accumulate(losses.begin() + std::ptrdiff_t(from), losses.end(), 0.0) / double(losses.size() - from);
+}
+
+std::int64_t departs_at(const std::vector<double>& losses, const std::vector<double>& reference) {
+    for (std::size_t t = 0; t < losses.size(); ++t)
+        if (!(std::abs(losses[t] - reference[t]) <= stream_departure_nats)) return std::int64_t(t);
+    return -1;
+}
+
+}  // namespace
+
+template <typename Real>
+StreamReport stream_report(const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t window,
+                           std::size_t sinks, std::size_t generate) {
+    if (sinks >= window)
+        throw InputError("a window of " + std::to_string(window) + " must be larger than its " + std::to_string(sinks) +
+                         " sinks (the sinks are kept inside the window)");
+    if (ids.size() <= window + 1)
+        throw InputError("the text gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(window) +
+                         " evicts nothing before " + std::to_string(window + 2));
+    StreamReport report;
+    report.tokens = ids.size(), report.window = window, report.sinks = sinks, report.first_eviction_at = window;
+    const std::pair<const char*, EvictionSpec> policies[] = {
+        {"keep_all", {EvictionPolicy::keep_all, 0, 0}},
+        {"sliding_window", {EvictionPolicy::sliding_window, window, 0}},
+        {"sinks_and_window", {EvictionPolicy::sinks_and_window, window, sinks}}};
+    for (const auto& [name, spec] : policies) report.policies.push_back({name, stream_through_cache(model, ids, spec, generate)});
+    report.policies.push_back({"recompute_window", stream_recomputed(model, ids, window, generate)});
+
+    const std::vector<double>& reference = report.policies.back().run.losses;
+    for (PolicyReport& p : report.policies) {
+        p.mean_loss_after_first_eviction = mean_from(p.run.losses, report.first_eviction_at);
+        p.mean_loss = mean_from(p.run.losses, 0);
+        p.departs_at = &p == &report.policies.back() ? -1 : departs_at(p.run.losses, reference);
+    }
+    return report;
+}
+
+nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokenizer& tokenizer) {
+    nlohmann::json out = {{"tokens", report.tokens},
+                          {"window", report.window},
+                          {"sinks", report.sinks},
+                          {"first_eviction_at", report.first_eviction_at},
+                          {"departure_nats", stream_departure_nats},
+                          {"policies", nlohmann::json::array()}};
+    for (const PolicyReport& p : report.policies) {
+        nlohmann::json policy = {{"policy", p.policy},
+                                 {"mean_loss_after_first_eviction", p.mean_loss_after_first_eviction},
+                                 {"mean_loss", p.mean_loss},
+                                 {"losses", p.run.losses}};
+        if (p.policy != "recompute_window")
+            policy["departs_from_reference_at"] = p.departs_at < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.departs_at);
+        if (!p.run.continuation.empty())
+            policy["continuation"] = {{"ids", p.run.continuation}, {"text", tokenizer.decode(p.run.continuation)}};
+        out["policies"].push_back(std::move(policy));
+    }
+    return out;
+}
+
+template StreamReport stream_report(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t);
+template StreamReport stream_report(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t);
+
+}  // namespace anatomy

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""What makes a first-token attention sink form in this project's decoder: trains one
+model per configuration with `attn train`, then measures each with the record's head
+scores and with `attn stream` (a cache of 64 entries under each eviction policy), and
+prints the table docs/sinks.md holds.
+
+    python3 tools/sink_experiment.py                      # every run (about 40 minutes on 2 cores)
+    python3 tools/sink_experiment.py --only base,wd1      # some of them
+    python3 tools/sink_experiment.py --table              # the table from the runs already made
+
+Each run goes to build/sink-experiment/NAME/ (a checkpoint and attn train's
+training.json); a run whose folder holds a training.json is measured again, not
+retrained. The base is the configuration of the page's Shakespeare model (width 64,
+2 layers, context 64, AdamW at 1e-2, weight decay 0.1, a fifth of each batch repeated
+random strings) at 3,000 steps; every other run changes one thing.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Relative to the repository root, where every command runs, so that each run's record
+# (training.json's "command") reads as a command to type there.
+CORPUS = os.path.join("..", "shared", "corpora", "tinyshakespeare.txt")
+RUNS_DIR = os.path.join("build", "sink-experiment")
+WIDTH = {"hidden_size": 64, "intermediate_size": 192}
+
+# name, what it changes, attn train's arguments beyond the base's, config keys beyond WIDTH
+BASE = ["--steps", "3000", "--context", "64", "--batch", "64", "--lr", "1e-2", "--weight-decay", "0.1",
+        "--warmup", "100", "--repeat-fraction", "0.2"]
+RUNS = [
+    ("base", "the base", [], {}),
+    ("layers4", "4 layers", [], {"num_hidden_layers": 4}),
+    ("context256", "context 256 (batch 16: the same tokens per step)", ["--context", "256", "--batch", "16"], {}),
+    ("wd1", "weight decay 1.0", ["--weight-decay", "1.0"], {}),
+    ("lr3e-3", "learning rate 3e-3", ["--lr", "3e-3"], {}),
+    ("wd0", "no weight decay", ["--weight-decay", "0"], {}),
+    ("repeat0", "no repeated strings", ["--repeat-fraction", "0"], {}),
+    ("repeat50", "half the windows repeated strings", ["--repeat-fraction", "0.5"], {}),
+    ("heads8", "8 query heads of 8 channels (4 KV heads)", [], {"num_attention_heads": 8, "num_key_value_heads": 4}),
+    ("wide4", "width 128, 4 layers, 8 query heads of 16 channels (4 KV heads)", [],
+     {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4}),
+    ("learned", "learned sink logits (gpt-oss's)", [], {"attention_sinks": True}),
+    ("repeat0-layers4", "no repeated strings, 4 layers", ["--repeat-fraction", "0"], {"num_hidden_layers": 4}),
+    ("repeat0-steps10000", "no repeated strings, 10,000 steps", ["--repeat-fraction", "0", "--steps", "10000"], {}),
+]
+
+
+def arguments(extra):
+    """The base's arguments with `extra`'s flags replacing or joining them."""
+    merged = dict(zip(BASE[::2], BASE[1::2]))
+    merged.update(zip(extra[::2], extra[1::2]))
+    return [item for pair in merged.items() for item in pair]
+
+
+def train(attn, name, extra, config, threads):
+    out = os.path.join(RUNS_DIR, name)
+    if os.path.exists(os.path.join(ROOT, out, "training.json")):
+        return out
+    os.makedirs(os.path.join(ROOT, RUNS_DIR), exist_ok=True)
+    command = [attn, "train", "--text", CORPUS, "--out", out, "--eval-every", "500", "--threads", str(threads),
+               "--config", json.dumps(dict(WIDTH, **config))] + arguments(extra)
+    print("training %s: %s" % (name, " ".join(command[1:])), file=sys.stderr, flush=True)
+    subprocess.run(command, check=True, cwd=ROOT)
+    return out
+
+
+def stream(attn, model, text_file):
+    """attn stream's mean loss after the first eviction per policy (W = 64), for K = 1 and K = 4."""
+    losses = {}
+    for K in (1, 4):
+        report = json.loads(subprocess.run([attn, "stream", "--model", model, "--text", text_file, "--window", "64",
+                                            "--sinks", str(K), "--length", "2000", "--json"],
+                                           check=True, capture_output=True, text=True, cwd=ROOT).stdout)
+        for p in report["policies"]:
+            key = p["policy"] + ("_K%d" % K if p["policy"] == "sinks_and_window" else "")
+            losses[key] = p["mean_loss_after_first_eviction"]
+    return losses
+
+
+def strongest(pattern):
+    """[(layer's strongest score, head)] for every layer."""
+    return [(max(row), row.index(max(row))) for row in pattern["heads"]]
+
+
+def measure(attn, name, what, folder, text_file):
+    with open(os.path.join(ROOT, folder, "training.json")) as f:
+        record = json.load(f)
+    patterns = {p["name"]: p for p in record["head_patterns"]["patterns"]}
+    return {
+        "name": name,
+        "what": what,
+        "steps": record["result"]["steps"],
+        "seconds": record["result"]["training_seconds"],
+        "threads": record["threads"],
+        "heldout_loss": record["result"]["heldout_loss"],
+        "first_token": strongest(patterns["first_token"]),
+        "first_token_baseline": patterns["first_token"]["uniform_baseline"],
+        "previous_token": max(max(row) for row in patterns["previous_token"]["heads"]),
+        "induction": max(max(row) for row in patterns["induction"]["heads"]),
+        "stream": stream(attn, folder, text_file),
+    }
+
+
+def table(rows):
+    lines = ["| run | steps | training | held-out loss | first-token score, strongest head per layer | previous token | induction "
+             "| W = 64: sliding window | sinks + window, K = 1 | K = 4 | recompute | keep everything |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        sinks = ", ".join("L%d %.3f (h%d)" % (l, score, head) for l, (score, head) in enumerate(r["first_token"]))
+        s = r["stream"]
+        lines.append("| %s | %s | %d s | %.3f | %s | %.2f | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
+            r["what"], format(r["steps"], ","), round(r["seconds"]), r["heldout_loss"], sinks, r["previous_token"],
+            r["induction"], s["sliding_window"], s["sinks_and_window_K1"], s["sinks_and_window_K4"],
+            s["recompute_window"], s["keep_all"]))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--attn", default=os.path.join(ROOT, "build", "native", "native", "attn"))
+    parser.add_argument("--only", help="comma-separated run names (%s)" % ", ".join(r[0] for r in RUNS))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--table", action="store_true", help="measure the runs already made; train nothing")
+    parser.add_argument("--json", help="also write the measurements to this file")
+    args = parser.parse_args()
+    if not os.path.exists(os.path.join(ROOT, CORPUS)):
+        sys.exit("sink_experiment: %s is missing (the corpus is read where it lies beside the project)" % CORPUS)
+    chosen = [r for r in RUNS if not args.only or r[0] in args.only.split(",")]
+    if args.only and len(chosen) != len(args.only.split(",")):
+        sys.exit("sink_experiment: --only names a run that is not one of: %s" % ", ".join(r[0] for r in RUNS))
+    with open(os.path.join(ROOT, CORPUS), encoding="utf-8") as f:
+        corpus = f.read()
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write(corpus[-100000:])  # inside the held-out tenth; attn stream reads its first 2,000 tokens
+        text_file = f.name
+    try:
+        rows = []
+        for name, what, extra, config in chosen:
+            folder = os.path.join(RUNS_DIR, name)
+            if not args.table:
+                started = time.time()
+                folder = train(args.attn, name, extra, config, args.threads)
+                print("%s: %.0f s" % (name, time.time() - started), file=sys.stderr, flush=True)
+            if os.path.exists(os.path.join(ROOT, folder, "training.json")):
+                rows.append(measure(args.attn, name, what, folder, text_file))
+        print(table(rows))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+    finally:
+        os.unlink(text_file)
+
+
+if __name__ == "__main__":
+    main()

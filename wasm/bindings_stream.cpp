@@ -1,0 +1,99 @@
+// StreamingLLM's question in the page: a long text decoded one token at a time through
+// a KV cache of at most W entries, under each eviction policy, against recomputing
+// every prediction from the last W tokens: core/stream/stream_report.hpp, the code
+// `attn stream` runs. A module of its own (attention_stream.js/.wasm), loaded when the
+// notebook's StreamingLLM widget comes near.
+//
+//   const s = new core.StreamSession();
+//   s.loadCheckpoint(config, safetensorsBytes, safetensorsHeader, tokenizer)
+//                      a folder attn train wrote (config.json, model.safetensors, tokenizer.json)
+//   s.loadLlama2c(modelBytes, tokenizerBytes)
+//                      a llama2.c model.bin and tokenizer.bin (stories260K)
+//                      -> both: {config, vocab_size, context, attention_sinks}
+//   s.run({text, window, sinks, length, generate})
+//                      -> stream_report_json's report (every policy's losses, means, where each
+//                         departs from the reference, the continuations) with the text's
+//                         token count before `length` cut it, trained_positions and ms
+//   s.delete()
+// Options are objects (this module links no JSON parser); every method answers JSON
+// text, or {"error"}.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "json_args.hpp"
+#include "page_checkpoint.hpp"
+#include "stream/stream_report.hpp"
+
+namespace anatomy::wasm {
+namespace {
+
+// The most tokens a run decodes: 4 policies of 20,000 tokens take seconds, and a page
+// must not freeze for longer.
+constexpr int longest_stream = 20000;
+
+class StreamSession {
+public:
+    std::string load_checkpoint(const emscripten::val& config, const emscripten::val& safetensors,
+                                const emscripten::val& header, const emscripten::val& tokenizer) {
+        return json_or_error([&] { return loaded(checkpoint_from_page(config, safetensors, header, tokenizer)); });
+    }
+
+    std::string load_llama2c(const emscripten::val& model_bytes, const emscripten::val& tokenizer_bytes) {
+        return json_or_error([&] { return loaded(llama2c_from_page(model_bytes, tokenizer_bytes)); });
+    }
+
+    std::string run(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate"});
+            if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
+            const int window = int_option(options, "window", 64), sinks = int_option(options, "sinks", 4);
+            const int length = int_option(options, "length", 2000), generate = int_option(options, "generate", 0);
+            if (window < 1) throw InputError("the window holds at least 1 entry");
+            if (sinks < 0) throw InputError("the number of sinks cannot be negative");
+            if (length < 2 || length > longest_stream)
+                throw InputError("decode 2 to " + std::to_string(longest_stream) + " tokens");
+            if (generate < 0 || generate > 1000) throw InputError("generate 0 to 1000 tokens");
+            std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(string_option(options, "text", ""), true);
+            const std::size_t text_tokens = ids.size();
+            if (ids.size() > std::size_t(length)) ids.resize(std::size_t(length));
+            const auto started = std::chrono::steady_clock::now();
+            const StreamReport report = stream_report(checkpoint_->model, ids, std::size_t(window), std::size_t(sinks),
+                                                      std::size_t(generate));
+            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+            json out = stream_report_json(report, checkpoint_->tokenizer);
+            out["text_tokens"] = text_tokens;
+            out["trained_positions"] = checkpoint_->context;
+            out["ms"] = ms;
+            return out;
+        });
+    }
+
+private:
+    json loaded(PageCheckpoint checkpoint) {
+        checkpoint_ = std::make_unique<PageCheckpoint>(std::move(checkpoint));
+        const ModelConfig& c = checkpoint_->model.config;
+        return json{{"config", config_to_json(c)},
+                    {"vocab_size", c.vocab_size},
+                    {"context", checkpoint_->context},
+                    {"attention_sinks", c.attention_sinks}};
+    }
+
+    std::unique_ptr<PageCheckpoint> checkpoint_;
+};
+
+}  // namespace
+}  // namespace anatomy::wasm
+
+EMSCRIPTEN_BINDINGS(anatomy_stream) {
+    using anatomy::wasm::StreamSession;
+    emscripten::class_<StreamSession>("StreamSession")
+        .constructor<>()
+        .function("loadCheckpoint", &StreamSession::load_checkpoint)
+        .function("loadLlama2c", &StreamSession::load_llama2c)
+        .function("run", &StreamSession::run);
+}
