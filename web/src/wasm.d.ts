@@ -6,6 +6,8 @@
 //   attention_train        the training widget's worker and the Shakespeare figures, wasm/bindings_train.cpp (lib/train-core.ts)
 //   attention_trace_viewer the trace viewer's tools: the trace, the checkpoint export and attn diff,
 //                          wasm/bindings_trace.cpp and bindings_diff.cpp (lib/trace-viewer-core.ts)
+//   attention_stream       the StreamingLLM widget's worker: a long text through a KV cache under each
+//                          eviction policy, wasm/bindings_stream.cpp (lib/stream-core.ts)
 //   attention_judge        the exercise judge, wasm/bindings_judge.cpp (lib/judge-core.ts)
 //   attention_first_layer  the chapters' first screen: one layer-0 head of the Shakespeare model,
 //                          wasm/bindings_first_layer.cpp (lib/first-layer-core.ts)

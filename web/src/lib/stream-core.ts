@@ -1,0 +1,86 @@
+// The StreamingLLM widget's module (wasm/bindings_stream.cpp, attention_stream): a long
+// text decoded one token at a time through a KV cache of at most W entries under each
+// eviction policy, against recomputing every prediction from the last W tokens, by the
+// core's stream_report, the code `attn stream` runs. Loaded in the widget's worker only.
+import createAnatomyStream from '@wasm/attention_stream.js';
+import wasmUrl from '@wasm/attention_stream.wasm?url';
+import type { ModelConfig } from './core-types';
+import { unwrapResult } from './wasm-result';
+import { moduleLoader } from './wasm-compile';
+
+export type PolicyName = 'keep_all' | 'sliding_window' | 'sinks_and_window' | 'recompute_window';
+
+export interface PolicyReport {
+  policy: PolicyName;
+  losses: number[];                          // [N - 1]: losses[t] predicts token t + 1, nats
+  mean_loss_after_first_eviction: number;    // over losses[W ..]
+  mean_loss: number;
+  departs_from_reference_at?: number | null; // not the reference's; null: never by more than departure_nats
+  continuation?: { ids: number[]; text: string };
+}
+
+export interface StreamReport {
+  tokens: number;                // decoded (at most `length`)
+  text_tokens: number;           // the whole text's, BOS included
+  window: number;
+  sinks: number;
+  first_eviction_at: number;     // W: losses[W] is the first after an eviction
+  departure_nats: number;
+  trained_positions: number;     // the context the model was trained on
+  policies: PolicyReport[];      // keep_all, sliding_window, sinks_and_window, recompute_window
+  ms: number;                    // the core's time for all four
+}
+
+export interface StreamModelInfo {
+  config: ModelConfig;
+  vocab_size: number;
+  context: number;
+  attention_sinks: boolean;
+}
+
+/** A model's files as the worker receives them. */
+export type StreamModelFiles =
+  | { format: 'checkpoint'; config: unknown; safetensors: Uint8Array; header: unknown; tokenizer: unknown }
+  | { format: 'llama2c'; model: Uint8Array; tokenizer: Uint8Array };
+
+export interface StreamOptions { text: string; window: number; sinks: number; length: number; generate: number }
+
+export class StreamError extends Error {}
+
+interface RawSession {
+  loadCheckpoint(config: unknown, safetensors: Uint8Array, header: unknown, tokenizer: unknown): string;
+  loadLlama2c(model: Uint8Array, tokenizer: Uint8Array): string;
+  run(options: StreamOptions): string;
+  delete(): void;
+}
+
+const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new StreamError(message));
+
+const loadModule = moduleLoader(createAnatomyStream, wasmUrl, (raw) => raw as { StreamSession: new () => RawSession });
+
+/** One loaded model; run() decodes a text under every policy. */
+export class StreamSession {
+  private constructor(private readonly raw: RawSession, readonly info: StreamModelInfo) {}
+
+  static async open(files: StreamModelFiles): Promise<StreamSession> {
+    const module = await loadModule();
+    const raw = new module.StreamSession();
+    try {
+      const info = unwrap<StreamModelInfo>(files.format === 'checkpoint'
+        ? raw.loadCheckpoint(files.config, files.safetensors, files.header, files.tokenizer)
+        : raw.loadLlama2c(files.model, files.tokenizer));
+      return new StreamSession(raw, info);
+    } catch (error) {
+      raw.delete();
+      throw error;
+    }
+  }
+
+  run(options: StreamOptions): StreamReport {
+    return unwrap<StreamReport>(this.raw.run(options));
+  }
+
+  delete(): void {
+    this.raw.delete();
+  }
+}

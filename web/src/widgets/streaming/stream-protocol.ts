@@ -1,0 +1,11 @@
+// Messages between the StreamingLLM widget and its worker (stream-worker.ts).
+import type { StreamModelFiles, StreamModelInfo, StreamOptions, StreamReport } from '../../lib/stream-core';
+
+export type StreamRequest =
+  | { kind: 'load'; id: number; files: StreamModelFiles }
+  | { kind: 'run'; id: number; options: StreamOptions };
+
+export type StreamMessage =
+  | { kind: 'loaded'; id: number; info: StreamModelInfo }
+  | { kind: 'report'; id: number; report: StreamReport }
+  | { kind: 'error'; id: number; message: string };

@@ -1,0 +1,295 @@
+// StreamingLLM's experiment on a real model, in the page: a long text decoded one token
+// at a time through a KV cache of at most W entries under each eviction policy, against
+// recomputing every prediction from the last W tokens. The core's stream_report (the
+// code `attn stream` runs) computes it in a worker (stream-worker.ts); this thread only
+// fetches the model and the text, and draws.
+//
+//   the chart     each policy's loss per position, as the mean over runs of tokens, with
+//                 the first eviction and the end of the model's trained positions marked
+//   the table     the mean loss after the first eviction, and where each policy first
+//                 departs from the reference by more than 0.01 nats
+//   continuations what each policy's cache makes the model write next (greedy)
+//
+// URL state: streaming.model, streaming.w, streaming.k, streaming.n (tokens).
+import './streaming.css';
+import { el, formatNumber, labelled, numberInput, select, setStatus } from '../../lib/dom';
+import { markInvalid } from '../../lib/fields';
+import { safetensorsHeader } from '../../lib/safetensors.mjs';
+import type { PolicyName, StreamModelFiles, StreamReport } from '../../lib/stream-core';
+import type { UrlState } from '../../lib/url-state';
+import { groupDigits } from '../../lib/words';
+import { LineChart, type ChartSpec } from '../shared/line-chart';
+import { binnedLosses, roundTicks } from '../shared/loss-curve';
+import type { StreamMessage, StreamRequest } from './stream-protocol';
+
+interface ModelChoice {
+  id: string;
+  label: string;
+  files: () => Promise<StreamModelFiles>;
+}
+
+async function fetchBytes(url: string): Promise<Uint8Array> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+async function fetchJson(url: string): Promise<unknown> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+/** A folder attn train wrote, shipped under web/public/models/. */
+function checkpointChoice(id: string, label: string, dir: string): ModelChoice {
+  return {
+    id, label,
+    files: async () => {
+      const [config, safetensors, tokenizer] = await Promise.all([
+        fetchJson(`${dir}/config.json`), fetchBytes(`${dir}/model.safetensors`), fetchJson(`${dir}/tokenizer.json`)]);
+      return { format: 'checkpoint', config, safetensors, header: safetensorsHeader(safetensors, 'model.safetensors').header, tokenizer };
+    },
+  };
+}
+
+const models: ModelChoice[] = [
+  checkpointChoice('shakespeare', 'Shakespeare, 2 layers (trained by this project)', './models/shakespeare'),
+  {
+    id: 'stories260K',
+    label: 'stories260K (llama2.c, trained on children\'s stories)',
+    files: async () => ({
+      format: 'llama2c',
+      model: await fetchBytes('./models/stories260K/stories260K.bin'),
+      tokenizer: await fetchBytes('./models/stories260K/tok512.bin'),
+    }),
+  },
+];
+
+/** The held-out excerpt scripts/build-web.sh writes beside the page: Tiny Shakespeare's last characters, which no model here trained on. */
+const heldout = { url: './corpora/shakespeare-heldout.txt.gz', name: 'Tiny Shakespeare\'s held-out tenth' };
+
+async function fetchHeldout(): Promise<string | null> {
+  const response = await fetch(heldout.url).catch(() => null);
+  if (!response?.ok || !response.body) return null;
+  return new Response(response.body.pipeThrough(new DecompressionStream('gzip'))).text();
+}
+
+const policyLabel: Record<PolicyName, string> = {
+  keep_all: 'keep everything',
+  sliding_window: 'sliding window',
+  sinks_and_window: 'sinks + window',
+  recompute_window: 'recompute the window',
+};
+const policyClass: Record<PolicyName, string> = {
+  keep_all: 'series-keep-all',
+  sliding_window: 'series-sliding',
+  sinks_and_window: 'series-sinks',
+  recompute_window: 'series-recompute',
+};
+
+/** A request as the widget writes it; ask() numbers it. */
+type RequestWithoutId = StreamRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+
+const generateTokens = 40;
+const bins = 160;
+
+export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }): void {
+  const modelPicker = select(models.map((m) => [m.id, m.label]), models.some((m) => m.id === state.get('model')) ? state.get('model')! : models[0].id);
+  modelPicker.dataset.testid = 'streaming-model';
+  const textPicker = select([['heldout', `${heldout.name} (loading)`], ['pasted', 'the text below']], 'heldout');
+  textPicker.dataset.testid = 'streaming-source';
+  const pasted = el('textarea', { class: 'streaming-text', rows: 3, spellcheck: 'false', 'data-testid': 'streaming-text', placeholder: 'Paste a long text: at least a window and two tokens more' });
+  const windowInput = numberInput('number', 2, 512, 1, state.getNumber('w', 64, 2, 512));
+  windowInput.dataset.testid = 'streaming-window';
+  const sinksInput = numberInput('number', 0, 511, 1, state.getNumber('k', 4, 0, 511));
+  sinksInput.dataset.testid = 'streaming-sinks';
+  const lengthInput = numberInput('number', 100, 20000, 100, state.getNumber('n', 2000, 100, 20000));
+  lengthInput.dataset.testid = 'streaming-length';
+  const runButton = el('button', { type: 'button', 'data-testid': 'streaming-run' }, 'Run');
+  const status = el('p', { class: 'status', 'data-testid': 'streaming-status', 'aria-live': 'polite' });
+  const chart = new LineChart({
+    height: (width) => Math.round(Math.max(220, Math.min(320, width * 0.45))),
+    margin: { left: 44, right: 14, top: 16, bottom: 38 },
+    // Four lines that meet where the policies agree: their names go in a legend under the axis.
+    legendBelow: Infinity,
+  });
+  chart.root.dataset.testid = 'streaming-chart';
+  const table = el('div', { class: 'scroll-x', 'data-testid': 'streaming-table' });
+  const summary = el('p', { class: 'view-caption', 'data-testid': 'streaming-summary' });
+  const continuations = el('div', { class: 'streaming-continuations', 'data-testid': 'streaming-continuations' });
+
+  root.replaceChildren(
+    el('div', { class: 'controls' }, labelled('Model', modelPicker), labelled('Text', textPicker)),
+    labelled('Your text', pasted),
+    el('div', { class: 'controls' },
+      labelled('Window W', windowInput, 'entries the cache holds'),
+      labelled('Sinks K', sinksInput, 'first entries kept'),
+      labelled('Tokens', lengthInput, 'decoded from the text'),
+      runButton),
+    status,
+    chart.root,
+    summary,
+    table,
+    el('h3', { class: 'view-subtitle' }, `What each cache makes the model write next (${generateTokens} tokens, greedy)`),
+    continuations,
+  );
+
+  const worker = new Worker(new URL('./stream-worker.ts', import.meta.url), { type: 'module', name: 'streaming' });
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (m: StreamMessage) => void }>();
+  worker.onmessage = (event: MessageEvent<StreamMessage>) => {
+    waiting.get(event.data.id)?.resolve(event.data);
+    waiting.delete(event.data.id);
+  };
+  const ask = (request: RequestWithoutId, transfer: Transferable[] = []) => new Promise<StreamMessage>((resolve) => {
+    const id = nextId++;
+    waiting.set(id, { resolve });
+    worker.postMessage({ ...request, id } as StreamRequest, transfer);
+  });
+
+  let heldoutText: string | null = null;
+  let loadedModel: string | null = null;
+  let running = false;
+
+  const textNow = () => (textPicker.value === 'heldout' ? heldoutText ?? '' : pasted.value);
+
+  const loadModel = async (): Promise<boolean> => {
+    const choice = models.find((m) => m.id === modelPicker.value)!;
+    if (loadedModel === choice.id) return true;
+    setStatus(status, `Loading ${choice.label}…`);
+    let files: StreamModelFiles;
+    try {
+      files = await choice.files();
+    } catch (error) {
+      setStatus(status, `Could not fetch ${choice.label}: ${(error as Error).message}.`, 'error');
+      return false;
+    }
+    const transfer = files.format === 'checkpoint' ? [files.safetensors.buffer] : [files.model.buffer, files.tokenizer.buffer];
+    const answer = await ask({ kind: 'load', files }, transfer);
+    if (answer.kind === 'error') {
+      setStatus(status, `The core could not read ${choice.label}: ${answer.message}`, 'error');
+      return false;
+    }
+    loadedModel = choice.id;
+    return true;
+  };
+
+  const inputsValid = (): boolean => {
+    const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
+    const wOk = Number.isInteger(W) && W >= 2 && W <= 512;
+    const kOk = Number.isInteger(K) && K >= 0 && (!wOk || K < W);
+    const nOk = Number.isInteger(N) && N >= 100 && N <= 20000;
+    markInvalid([windowInput], !wOk);
+    markInvalid([sinksInput], !kOk);
+    markInvalid([lengthInput], !nOk);
+    if (!wOk) setStatus(status, 'The window W is a whole number from 2 to 512.', 'error');
+    else if (!kOk) setStatus(status, `The sinks K are a whole number from 0 to ${W - 1}: they are kept inside the window.`, 'error');
+    else if (!nOk) setStatus(status, 'Decode a whole number of tokens from 100 to 20,000.', 'error');
+    return wOk && kOk && nOk;
+  };
+
+  const run = async () => {
+    if (running || !inputsValid()) return;
+    const text = textNow();
+    running = true;
+    runButton.disabled = true;
+    root.dataset.busy = 'true';
+    try {
+      if (!(await loadModel())) return;
+      const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
+      state.set({ model: modelPicker.value, w: W, k: K, n: N });
+      setStatus(status, `Decoding up to ${groupDigits(N)} tokens under four policies…`);
+      const answer = await ask({ kind: 'run', options: { text, window: W, sinks: K, length: N, generate: generateTokens } });
+      if (answer.kind === 'error') {
+        setStatus(status, `${answer.message}.`, 'error');
+        return;
+      }
+      if (answer.kind === 'report') show(answer.report);
+    } finally {
+      running = false;
+      runButton.disabled = false;
+      delete root.dataset.busy;
+    }
+  };
+
+  const show = (report: StreamReport) => {
+    root.dataset.ms = report.ms.toFixed(1);
+    root.dataset.tokens = String(report.tokens);
+    const modelLabel = models.find((m) => m.id === loadedModel)!.label;
+    setStatus(status,
+      `${groupDigits(report.tokens)} tokens of ${groupDigits(report.text_tokens)} (BOS first) under four policies, computed by the core in ` +
+      `${report.ms.toFixed(0)} ms (${modelLabel}, trained on ${groupDigits(report.trained_positions)} positions).`);
+    chart.setData(chartSpec(report));
+    const byName = Object.fromEntries(report.policies.map((p) => [p.policy, p])) as Record<PolicyName, StreamReport['policies'][number]>;
+    const mean = (name: PolicyName) => byName[name].mean_loss_after_first_eviction;
+    table.replaceChildren(el('table', { class: 'data streaming-results' },
+      el('caption', {}, `After the first eviction (tokens ${groupDigits(report.window + 1)} to ${groupDigits(report.tokens - 1)}), W = ${report.window}, K = ${report.sinks}`),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'policy'), el('th', { scope: 'col' }, 'mean loss, nats per token'),
+        el('th', { scope: 'col' }, `first departs from the reference (by more than ${report.departure_nats} nats)`))),
+      el('tbody', {}, ...report.policies.map((p) => el('tr', { 'data-policy': p.policy, 'data-mean': String(p.mean_loss_after_first_eviction) },
+        el('th', { scope: 'row' }, policyLabel[p.policy]),
+        el('td', {}, formatNumber(p.mean_loss_after_first_eviction, 3)),
+        el('td', {}, p.policy === 'recompute_window' ? 'the reference'
+          : p.departs_from_reference_at == null ? 'never' : `at token ${groupDigits(p.departs_from_reference_at + 1)}`))))));
+    const pastTrained = report.tokens > report.trained_positions;
+    summary.textContent =
+      `Evicting the oldest entries (the sliding window) costs ${formatNumber(mean('sliding_window'), 3)} nats per token; keeping the first ${report.sinks} ` +
+      `as well costs ${formatNumber(mean('sinks_and_window'), 3)}, against ${formatNumber(mean('recompute_window'), 3)} for recomputing each window from scratch. ` +
+      (pastTrained
+        ? `Keeping everything costs ${formatNumber(mean('keep_all'), 3)}: its positions run to ${groupDigits(report.tokens - 1)}, past the ${groupDigits(report.trained_positions)} the model was trained on.`
+        : `Keeping everything costs ${formatNumber(mean('keep_all'), 3)}; its positions stay within the ${groupDigits(report.trained_positions)} the model was trained on.`);
+    continuations.replaceChildren(...report.policies.map((p) => el('p', { 'data-policy': p.policy },
+      el('span', { class: `streaming-policy ${policyClass[p.policy]}` }, `${policyLabel[p.policy]}: `),
+      el('q', { class: 'streaming-continuation' }, p.continuation?.text ?? ''))));
+  };
+
+  modelPicker.addEventListener('change', () => void run());
+  textPicker.addEventListener('change', () => {
+    pasted.closest('div')!.hidden = textPicker.value !== 'pasted';
+    if (textPicker.value === 'heldout') void run();
+  });
+  runButton.addEventListener('click', () => void run());
+  for (const input of [windowInput, sinksInput, lengthInput]) input.addEventListener('change', () => void run());
+  pasted.closest('div')!.hidden = true;
+
+  void fetchHeldout().then((text) => {
+    heldoutText = text;
+    textPicker.options[0].textContent = text === null
+      ? `${heldout.name} (not in this copy of the page)`
+      : `${heldout.name}, ${groupDigits(text.length)} characters`;
+    if (text === null) {
+      textPicker.options[0].disabled = true;
+      textPicker.value = 'pasted';
+      pasted.closest('div')!.hidden = false;
+      setStatus(status, 'This copy of the page was built without the held-out excerpt (scripts/build-web.sh writes it when the corpus is beside the project): paste a text.');
+      return;
+    }
+    void run();
+  });
+}
+
+function chartSpec(report: StreamReport): ChartSpec {
+  const series = report.policies.map((p) => ({
+    name: policyLabel[p.policy],
+    points: binnedLosses(p.losses, bins).map(([end, loss]) => [end, loss] as [number, number]),
+    className: policyClass[p.policy],
+    id: p.policy,
+  }));
+  const values = series.flatMap((s) => s.points.map(([, y]) => y));
+  const top = Math.max(1, Math.ceil(Math.max(...values)));
+  const N = report.tokens - 1;
+  const markers = [{ x: report.first_eviction_at, label: report.first_eviction_at === report.trained_positions
+    ? `first eviction, and the ${report.trained_positions} trained positions end`
+    : `first eviction (W = ${report.window})` }];
+  if (report.trained_positions !== report.first_eviction_at && report.trained_positions < N)
+    markers.push({ x: report.trained_positions, label: `${report.trained_positions} trained positions end` });
+  const means = report.policies.map((p) => `${policyLabel[p.policy]} ${formatNumber(p.mean_loss_after_first_eviction, 2)}`).join(', ');
+  return {
+    label: `Loss per token against position for ${groupDigits(report.tokens)} tokens, W = ${report.window}, K = ${report.sinks}. ` +
+      `Mean after the first eviction: ${means} nats per token.`,
+    x: { title: 'position (token)', domain: [0, N], ticks: (pixels) => roundTicks(N, pixels < 422 ? 2 : 5).map((at) => ({ at, label: groupDigits(at) })) },
+    y: { title: 'nats per token', domain: [0, top], ticks: () => Array.from({ length: top + 1 }, (_, i) => ({ at: i, label: String(i) })) },
+    series,
+    markers,
+  };
+}
