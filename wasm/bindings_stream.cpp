@@ -10,10 +10,14 @@
 //   s.loadLlama2c(modelBytes, tokenizerBytes)
 //                      a llama2.c model.bin and tokenizer.bin (stories260K)
 //                      -> both: {config, vocab_size, context, attention_sinks}
-//   s.run({text, window, sinks, length, generate})
+//   s.run({text, window, sinks, length, generate, reference})
 //                      -> stream_report_json's report (every policy's losses, means, where each
 //                         departs from the reference, the continuations) with the text's
-//                         token count before `length` cut it, trained_positions and ms
+//                         token count before `length` cut it, trained_positions, and the time
+//                         of the three policies and of the reference (policies_ms,
+//                         reference_ms, ms their sum); reference: false leaves the reference
+//                         out (it costs about W times one policy)
+//   s.addReference()   -> the last run's report with the reference added
 //   s.delete()
 // Options are objects (this module links no JSON parser); every method answers JSON
 // text, or {"error"}.
@@ -49,7 +53,7 @@ public:
 
     std::string run(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate"});
+            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate", "reference"});
             if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
             const int window = int_option(options, "window", 64), sinks = int_option(options, "sinks", 4);
             const int length = int_option(options, "length", 2000), generate = int_option(options, "generate", 0);
@@ -58,23 +62,58 @@ public:
             if (length < 2 || length > longest_stream)
                 throw InputError("decode 2 to " + std::to_string(longest_stream) + " tokens");
             if (generate < 0 || generate > 1000) throw InputError("generate 0 to 1000 tokens");
+            last_.reset();
             std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(string_option(options, "text", ""), true);
             const std::size_t text_tokens = ids.size();
             if (ids.size() > std::size_t(length)) ids.resize(std::size_t(length));
             const auto started = std::chrono::steady_clock::now();
-            const StreamReport report = stream_report(checkpoint_->model, ids, std::size_t(window), std::size_t(sinks),
-                                                      std::size_t(generate));
-            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-            json out = stream_report_json(report, checkpoint_->tokenizer);
-            out["text_tokens"] = text_tokens;
-            out["trained_positions"] = checkpoint_->context;
-            out["ms"] = ms;
-            return out;
+            StreamReport report = stream_report(checkpoint_->model, ids, std::size_t(window), std::size_t(sinks),
+                                                std::size_t(generate), false);
+            last_ = std::make_unique<LastRun>(LastRun{std::move(ids), std::move(report), std::size_t(generate), text_tokens, since(started), 0});
+            if (bool_option(options, "reference", true)) add_reference_now();
+            return report_json();
+        });
+    }
+
+    // The reference for the last run(..., reference: false), and the report complete.
+    std::string add_reference() {
+        return json_or_error([&] {
+            if (!last_) throw InputError("no run to complete: call run first");
+            if (last_->report.policies.back().policy != "recompute_window") add_reference_now();
+            return report_json();
         });
     }
 
 private:
+    struct LastRun {
+        std::vector<std::int32_t> ids;
+        StreamReport report;
+        std::size_t generate = 0, text_tokens = 0;
+        double policies_ms = 0, reference_ms = 0;
+    };
+
+    static double since(std::chrono::steady_clock::time_point started) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    }
+
+    void add_reference_now() {
+        const auto started = std::chrono::steady_clock::now();
+        anatomy::add_reference(last_->report, checkpoint_->model, last_->ids, last_->generate);
+        last_->reference_ms = since(started);
+    }
+
+    json report_json() const {
+        json out = stream_report_json(last_->report, checkpoint_->tokenizer);
+        out["text_tokens"] = last_->text_tokens;
+        out["trained_positions"] = checkpoint_->context;
+        out["policies_ms"] = last_->policies_ms;
+        out["reference_ms"] = last_->reference_ms;
+        out["ms"] = last_->policies_ms + last_->reference_ms;
+        return out;
+    }
+
     json loaded(PageCheckpoint checkpoint) {
+        last_.reset();
         checkpoint_ = std::make_unique<PageCheckpoint>(std::move(checkpoint));
         const ModelConfig& c = checkpoint_->model.config;
         return json{{"config", config_to_json(c)},
@@ -84,6 +123,7 @@ private:
     }
 
     std::unique_ptr<PageCheckpoint> checkpoint_;
+    std::unique_ptr<LastRun> last_;
 };
 
 }  // namespace
@@ -95,5 +135,6 @@ EMSCRIPTEN_BINDINGS(anatomy_stream) {
         .constructor<>()
         .function("loadCheckpoint", &StreamSession::load_checkpoint)
         .function("loadLlama2c", &StreamSession::load_llama2c)
-        .function("run", &StreamSession::run);
+        .function("run", &StreamSession::run)
+        .function("addReference", &StreamSession::add_reference);
 }

@@ -24,7 +24,7 @@ std::int64_t departs_at(const std::vector<double>& losses, const std::vector<dou
 
 template <typename Real>
 StreamReport stream_report(const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t window,
-                           std::size_t sinks, std::size_t generate) {
+                           std::size_t sinks, std::size_t generate, bool with_reference) {
     if (sinks >= window)
         throw InputError("a window of " + std::to_string(window) + " must be larger than its " + std::to_string(sinks) +
                          " sinks (the sinks are kept inside the window)");
@@ -37,16 +37,24 @@ StreamReport stream_report(const Model<Real>& model, const std::vector<std::int3
         {"keep_all", {EvictionPolicy::keep_all, 0, 0}},
         {"sliding_window", {EvictionPolicy::sliding_window, window, 0}},
         {"sinks_and_window", {EvictionPolicy::sinks_and_window, window, sinks}}};
-    for (const auto& [name, spec] : policies) report.policies.push_back({name, stream_through_cache(model, ids, spec, generate)});
-    report.policies.push_back({"recompute_window", stream_recomputed(model, ids, window, generate)});
-
-    const std::vector<double>& reference = report.policies.back().run.losses;
-    for (PolicyReport& p : report.policies) {
+    for (const auto& [name, spec] : policies) {
+        PolicyReport p{name, stream_through_cache(model, ids, spec, generate)};
         p.mean_loss_after_first_eviction = mean_from(p.run.losses, report.first_eviction_at);
         p.mean_loss = mean_from(p.run.losses, 0);
-        p.departs_at = &p == &report.policies.back() ? -1 : departs_at(p.run.losses, reference);
+        report.policies.push_back(std::move(p));
     }
+    if (with_reference) add_reference(report, model, ids, generate);
     return report;
+}
+
+template <typename Real>
+void add_reference(StreamReport& report, const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t generate) {
+    if (ids.size() != report.tokens) throw InputError("the reference must be computed on the report's own tokens");
+    PolicyReport reference{"recompute_window", stream_recomputed(model, ids, report.window, generate)};
+    reference.mean_loss_after_first_eviction = mean_from(reference.run.losses, report.first_eviction_at);
+    reference.mean_loss = mean_from(reference.run.losses, 0);
+    for (PolicyReport& p : report.policies) p.departs_at = departs_at(p.run.losses, reference.run.losses);
+    report.policies.push_back(std::move(reference));
 }
 
 nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokenizer& tokenizer) {
@@ -61,7 +69,8 @@ nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokeniz
                                  {"mean_loss_after_first_eviction", p.mean_loss_after_first_eviction},
                                  {"mean_loss", p.mean_loss},
                                  {"losses", p.run.losses}};
-        if (p.policy != "recompute_window")
+        const bool has_reference = report.policies.back().policy == "recompute_window";
+        if (has_reference && p.policy != "recompute_window")
             policy["departs_from_reference_at"] = p.departs_at < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.departs_at);
         if (!p.run.continuation.empty())
             policy["continuation"] = {{"ids", p.run.continuation}, {"text", tokenizer.decode(p.run.continuation)}};
@@ -70,7 +79,9 @@ nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokeniz
     return out;
 }
 
-template StreamReport stream_report(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t);
-template StreamReport stream_report(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t);
+template StreamReport stream_report(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t, bool);
+template StreamReport stream_report(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t, bool);
+template void add_reference(StreamReport&, const Model<float>&, const std::vector<std::int32_t>&, std::size_t);
+template void add_reference(StreamReport&, const Model<double>&, const std::vector<std::int32_t>&, std::size_t);
 
 }  // namespace anatomy

@@ -37,14 +37,24 @@ struct StreamReport {
 // The three policies through a cache of at most `window` entries (sinks_and_window keeping
 // the first `sinks`), then the reference, each followed by `generate` greedy tokens.
 // ids: [N], BOS first. Throws InputError for sinks >= window, or N <= window + 1 (nothing
-// would be evicted before the last prediction).
+// would be evicted before the last prediction). Without `with_reference` the report holds
+// the three policies alone (departs_at -1), and add_reference completes it later: the
+// reference costs about W times one policy (a pass over W tokens for every prediction),
+// so the page draws the three policies before it has the reference.
 template <typename Real>
 StreamReport stream_report(const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t window,
-                           std::size_t sinks, std::size_t generate = 0);
+                           std::size_t sinks, std::size_t generate = 0, bool with_reference = true);
+
+// Appends the reference (recompute_window) to a report of the three policies on the same
+// ids and sets where each departs from it.
+template <typename Real>
+void add_reference(StreamReport& report, const Model<Real>& model, const std::vector<std::int32_t>& ids,
+                   std::size_t generate = 0);
 
 // {tokens, window, sinks, first_eviction_at, departure_nats, policies: [{policy,
 //  mean_loss_after_first_eviction, mean_loss, losses, departs_from_reference_at (not the
-//  reference's; null: never), continuation: {ids, text} (when generated)}]}
+//  reference's, and only when the report has one; null: never), continuation: {ids, text}
+//  (when generated)}]}
 nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokenizer& tokenizer);
 
 }  // namespace anatomy

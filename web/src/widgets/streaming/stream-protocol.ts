@@ -7,5 +7,6 @@ export type StreamRequest =
 
 export type StreamMessage =
   | { kind: 'loaded'; id: number; info: StreamModelInfo }
+  | { kind: 'policies'; id: number; report: StreamReport }   // the three cache policies; the reference follows
   | { kind: 'report'; id: number; report: StreamReport }
   | { kind: 'error'; id: number; message: string };

@@ -1,6 +1,7 @@
 // The StreamingLLM widget's worker: the model and the core's stream_report run here, off
 // the page's thread, so the page stays responsive while 2,000 tokens go through four
-// policies. One request at a time, answered in order, each with its id.
+// policies. One request at a time, answered in order, each with its id; a run answers
+// twice: the three cache policies first, then the report with the reference.
 /// <reference lib="webworker" />
 import { StreamSession } from '../../lib/stream-core';
 import type { StreamMessage, StreamRequest } from './stream-protocol';
@@ -22,7 +23,8 @@ async function handle(request: StreamRequest): Promise<void> {
       post({ kind: 'loaded', id: request.id, info: session.info });
     } else {
       if (!session) throw new Error('no model is loaded');
-      post({ kind: 'report', id: request.id, report: session.run(request.options) });
+      post({ kind: 'policies', id: request.id, report: session.runPolicies(request.options) });
+      post({ kind: 'report', id: request.id, report: session.addReference() });
     }
   } catch (error) {
     post({ kind: 'error', id: request.id, message: errorText(error) });

@@ -136,16 +136,19 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
 
   const worker = new Worker(new URL('./stream-worker.ts', import.meta.url), { type: 'module', name: 'streaming' });
   let nextId = 0;
-  const waiting = new Map<number, { resolve: (m: StreamMessage) => void }>();
+  const waiting = new Map<number, { resolve: (m: StreamMessage) => void; partial?: (report: StreamReport) => void }>();
   worker.onmessage = (event: MessageEvent<StreamMessage>) => {
-    waiting.get(event.data.id)?.resolve(event.data);
-    waiting.delete(event.data.id);
+    const message = event.data, waiter = waiting.get(message.id);
+    if (message.kind === 'policies') return waiter?.partial?.(message.report);
+    waiter?.resolve(message);
+    waiting.delete(message.id);
   };
-  const ask = (request: RequestWithoutId, transfer: Transferable[] = []) => new Promise<StreamMessage>((resolve) => {
-    const id = nextId++;
-    waiting.set(id, { resolve });
-    worker.postMessage({ ...request, id } as StreamRequest, transfer);
-  });
+  const ask = (request: RequestWithoutId, transfer: Transferable[] = [], partial?: (report: StreamReport) => void) =>
+    new Promise<StreamMessage>((resolve) => {
+      const id = nextId++;
+      waiting.set(id, { resolve, partial });
+      worker.postMessage({ ...request, id } as StreamRequest, transfer);
+    });
 
   let heldoutText: string | null = null;
   let loadedModel: string | null = null;
@@ -199,7 +202,8 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
       state.set({ model: modelPicker.value, w: W, k: K, n: N });
       setStatus(status, `Decoding up to ${groupDigits(N)} tokens under four policies…`);
-      const answer = await ask({ kind: 'run', options: { text, window: W, sinks: K, length: N, generate: generateTokens } });
+      const answer = await ask({ kind: 'run', options: { text, window: W, sinks: K, length: N, generate: generateTokens } }, [],
+        (policies) => show(policies));
       if (answer.kind === 'error') {
         setStatus(status, `${answer.message}.`, 'error');
         return;
@@ -213,15 +217,21 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
   };
 
   const show = (report: StreamReport) => {
-    root.dataset.ms = report.ms.toFixed(1);
+    const complete = report.policies.some((p) => p.policy === 'recompute_window');
+    root.dataset.policiesMs = report.policies_ms.toFixed(1);
+    if (complete) root.dataset.ms = report.ms.toFixed(1);
     root.dataset.tokens = String(report.tokens);
     const modelLabel = models.find((m) => m.id === loadedModel)!.label;
-    setStatus(status,
-      `${groupDigits(report.tokens)} tokens of ${groupDigits(report.text_tokens)} (BOS first) under four policies, computed by the core in ` +
-      `${report.ms.toFixed(0)} ms (${modelLabel}, trained on ${groupDigits(report.trained_positions)} positions).`);
+    setStatus(status, complete
+      ? `${groupDigits(report.tokens)} tokens of ${groupDigits(report.text_tokens)} (BOS first) under four policies, computed by the core in ` +
+        `${report.ms.toFixed(0)} ms: ${report.policies_ms.toFixed(0)} ms for the three caches, ${report.reference_ms.toFixed(0)} ms for the reference, ` +
+        `which runs a pass over ${report.window} tokens for every prediction (${modelLabel}, trained on ${groupDigits(report.trained_positions)} positions).`
+      : `The three caches took ${report.policies_ms.toFixed(0)} ms; now the reference, a pass over the last ${report.window} tokens for every prediction…`);
     chart.setData(chartSpec(report));
-    const byName = Object.fromEntries(report.policies.map((p) => [p.policy, p])) as Record<PolicyName, StreamReport['policies'][number]>;
-    const mean = (name: PolicyName) => byName[name].mean_loss_after_first_eviction;
+    const byName = Object.fromEntries(report.policies.map((p) => [p.policy, p])) as Partial<Record<PolicyName, StreamReport['policies'][number]>>;
+    const mean = (name: PolicyName) => formatNumber(byName[name]!.mean_loss_after_first_eviction, 3);
+    const departure = (p: StreamReport['policies'][number]) => p.policy === 'recompute_window' ? 'the reference'
+      : !complete ? '…' : p.departs_from_reference_at == null ? 'never' : `at token ${groupDigits(p.departs_from_reference_at + 1)}`;
     table.replaceChildren(el('table', { class: 'data streaming-results' },
       el('caption', {}, `After the first eviction (tokens ${groupDigits(report.window + 1)} to ${groupDigits(report.tokens - 1)}), W = ${report.window}, K = ${report.sinks}`),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'policy'), el('th', { scope: 'col' }, 'mean loss, nats per token'),
@@ -229,15 +239,15 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       el('tbody', {}, ...report.policies.map((p) => el('tr', { 'data-policy': p.policy, 'data-mean': String(p.mean_loss_after_first_eviction) },
         el('th', { scope: 'row' }, policyLabel[p.policy]),
         el('td', {}, formatNumber(p.mean_loss_after_first_eviction, 3)),
-        el('td', {}, p.policy === 'recompute_window' ? 'the reference'
-          : p.departs_from_reference_at == null ? 'never' : `at token ${groupDigits(p.departs_from_reference_at + 1)}`))))));
+        el('td', {}, departure(p)))))));
     const pastTrained = report.tokens > report.trained_positions;
     summary.textContent =
-      `Evicting the oldest entries (the sliding window) costs ${formatNumber(mean('sliding_window'), 3)} nats per token; keeping the first ${report.sinks} ` +
-      `as well costs ${formatNumber(mean('sinks_and_window'), 3)}, against ${formatNumber(mean('recompute_window'), 3)} for recomputing each window from scratch. ` +
+      `Evicting the oldest entries (the sliding window) costs ${mean('sliding_window')} nats per token; keeping the first ${report.sinks} ` +
+      `as well costs ${mean('sinks_and_window')}` +
+      (complete ? `, against ${mean('recompute_window')} for recomputing each window from scratch. ` : '. ') +
       (pastTrained
-        ? `Keeping everything costs ${formatNumber(mean('keep_all'), 3)}: its positions run to ${groupDigits(report.tokens - 1)}, past the ${groupDigits(report.trained_positions)} the model was trained on.`
-        : `Keeping everything costs ${formatNumber(mean('keep_all'), 3)}; its positions stay within the ${groupDigits(report.trained_positions)} the model was trained on.`);
+        ? `Keeping everything costs ${mean('keep_all')}: its positions run to ${groupDigits(report.tokens - 1)}, past the ${groupDigits(report.trained_positions)} the model was trained on.`
+        : `Keeping everything costs ${mean('keep_all')}; its positions stay within the ${groupDigits(report.trained_positions)} the model was trained on.`);
     continuations.replaceChildren(...report.policies.map((p) => el('p', { 'data-policy': p.policy },
       el('span', { class: `streaming-policy ${policyClass[p.policy]}` }, `${policyLabel[p.policy]}: `),
       el('q', { class: 'streaming-continuation' }, p.continuation?.text ?? ''))));
