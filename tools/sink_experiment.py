@@ -47,6 +47,10 @@ RUNS = [
     ("learned", "learned sink logits (gpt-oss's)", [], {"attention_sinks": True}),
     ("repeat0-layers4", "no repeated strings, 4 layers", ["--repeat-fraction", "0"], {"num_hidden_layers": 4}),
     ("repeat0-steps10000", "no repeated strings, 10,000 steps", ["--repeat-fraction", "0", "--steps", "10000"], {}),
+    ("heads8-repeat0", "8 query heads of 8 channels, no repeated strings", ["--repeat-fraction", "0"],
+     {"num_attention_heads": 8, "num_key_value_heads": 4}),
+    ("heads8-repeat0-steps10000", "8 query heads of 8 channels, no repeated strings, 10,000 steps",
+     ["--repeat-fraction", "0", "--steps", "10000"], {"num_attention_heads": 8, "num_key_value_heads": 4}),
 ]
 
 
@@ -82,12 +86,24 @@ def stream(attn, model, text_file):
     return losses
 
 
+def learned_share(attn, model, text):
+    """For a model with learned sink logits: each layer's strongest head's mean share given to
+    the sink by the second half of the queries on `text` (attn probe's probe.sinks.learned_share)."""
+    with tempfile.TemporaryDirectory() as folder:
+        trace = os.path.join(folder, "trace.json")
+        subprocess.run([attn, "probe", "--model", model, "--prompt", text, "--output", trace],
+                       check=True, capture_output=True, cwd=ROOT)
+        with open(trace) as f:
+            shares = json.load(f)["probe"]["sinks"]["learned_share"]
+    return [(max(row), row.index(max(row))) for row in shares]
+
+
 def strongest(pattern):
     """[(layer's strongest score, head)] for every layer."""
     return [(max(row), row.index(max(row))) for row in pattern["heads"]]
 
 
-def measure(attn, name, what, folder, text_file):
+def measure(attn, name, what, folder, text_file, probe_text):
     with open(os.path.join(ROOT, folder, "training.json")) as f:
         record = json.load(f)
     patterns = {p["name"]: p for p in record["head_patterns"]["patterns"]}
@@ -103,6 +119,7 @@ def measure(attn, name, what, folder, text_file):
         "previous_token": max(max(row) for row in patterns["previous_token"]["heads"]),
         "induction": max(max(row) for row in patterns["induction"]["heads"]),
         "stream": stream(attn, folder, text_file),
+        "learned_share": learned_share(attn, folder, probe_text) if record["config"].get("attention_sinks") else None,
     }
 
 
@@ -110,8 +127,11 @@ def table(rows):
     lines = ["| run | steps | training | held-out loss | first-token score, strongest head per layer | previous token | induction "
              "| W = 64: sliding window | sinks + window, K = 1 | K = 4 | recompute | keep everything |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    per_layer = lambda pairs: ", ".join("L%d %.3f (h%d)" % (l, score, head) for l, (score, head) in enumerate(pairs))  # noqa: E731
     for r in rows:
-        sinks = ", ".join("L%d %.3f (h%d)" % (l, score, head) for l, (score, head) in enumerate(r["first_token"]))
+        sinks = per_layer(r["first_token"])
+        if r.get("learned_share"):
+            sinks += "; learned sink share " + per_layer(r["learned_share"])
         s = r["stream"]
         lines.append("| %s | %s | %d s | %.3f | %s | %.2f | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f |" % (
             r["what"], format(r["steps"], ","), round(r["seconds"]), r["heldout_loss"], sinks, r["previous_token"],
@@ -147,7 +167,7 @@ def main():
                 folder = train(args.attn, name, extra, config, args.threads)
                 print("%s: %.0f s" % (name, time.time() - started), file=sys.stderr, flush=True)
             if os.path.exists(os.path.join(ROOT, folder, "training.json")):
-                rows.append(measure(args.attn, name, what, folder, text_file))
+                rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
         print(table(rows))
         if args.json:
             with open(args.json, "w") as f:

@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -36,7 +37,7 @@ sys.path.insert(0, HERE)
 from test_cli import ATTN, AttnTestCase, read_safetensors, run_attn  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-SHIPPED = os.path.join(REPO, "web", "public", "models", "shakespeare")
+MODELS = os.path.join(REPO, "web", "public", "models")
 CORPUS = os.path.normpath(os.path.join(REPO, "..", "shared", "corpora", "tinyshakespeare.txt"))
 
 WORDS = ["the", "queen", "said", "and", "king", "of", "to", "my", "lord", "what", "is", "thy", "name", "good", "night"]
@@ -282,7 +283,7 @@ class Train(AttnTestCase):
                 self.assertGreater(estimate, measured / 1.5, "estimate %.0f MB, measured %.0f MB" % (estimate / 1e6, measured / 1e6))
                 self.assertLess(estimate, measured * 1.5, "estimate %.0f MB, measured %.0f MB" % (estimate / 1e6, measured / 1e6))
 
-    def test_shipped_model_retrains_its_first_50_steps_bit_for_bit(self):
+    def test_shipped_models_retrain_their_first_50_steps_bit_for_bit(self):
         if os.environ.get("ANATOMY_SANITIZED") == "1":
             # 50 steps of the width-64 model take minutes under AddressSanitizer; the
             # native pass runs this test, and tests/wasm/train.test.mjs retrains in wasm.
@@ -291,26 +292,32 @@ class Train(AttnTestCase):
             if os.environ.get("ANATOMY_NO_SHARED_MODELS") == "1":
                 self.skipTest("SKIPPED: ANATOMY_NO_SHARED_MODELS=1 and %s is not there" % CORPUS)
             self.fail("%s is missing: it is read where it lies beside the project" % CORPUS)
-        with open(os.path.join(SHIPPED, "training.json")) as f:
-            record = json.load(f)
         with open(CORPUS, "rb") as f:
-            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), record["corpus"]["sha256"])
-        s, config = record["settings"], record["config"]
-        # The first 50 steps lie in the warm-up, whose rates do not depend on the run's length.
-        self.assertGreaterEqual(s["warmup_steps"], 50)
-        out = self.path("again")
-        result = run_attn("train", "--text", CORPUS, "--out", out, "--steps", "50", "--seed", str(s["seed"]),
-                          "--context", str(s["context"]), "--batch", str(s["batch"]), "--lr", repr(s["peak_learning_rate"]),
-                          "--warmup", str(s["warmup_steps"]), "--repeat-fraction", repr(s["repeat_fraction"]),
-                          "--weight-decay", repr(s["adamw"]["weight_decay"]),
-                          "--config", json.dumps({"hidden_size": config["hidden_size"],
-                                                  "intermediate_size": config["intermediate_size"]}))
-        self.assertEqual(result.returncode, 0, result.stderr)
-        with open(os.path.join(out, "training.json")) as f:
-            again = json.load(f)
-        self.assertEqual(len(again["first_steps"]["losses"]), 50)
-        self.assertEqual(again["first_steps"], record["first_steps"])  # JSON doubles: equal text, equal bits
-        self.assertIn("--steps %d" % s["steps"], record["command"])
+            corpus_sha256 = hashlib.sha256(f.read()).hexdigest()
+        shipped = sorted(name for name in os.listdir(MODELS) if os.path.exists(os.path.join(MODELS, name, "training.json")))
+        self.assertIn("shakespeare", shipped)
+        for name in shipped:
+            with self.subTest(model=name):
+                with open(os.path.join(MODELS, name, "training.json")) as f:
+                    record = json.load(f)
+                self.assertEqual(corpus_sha256, record["corpus"]["sha256"])
+                # The first 50 steps lie in the warm-up, whose rates do not depend on the run's length.
+                self.assertGreaterEqual(record["settings"]["warmup_steps"], 50)
+                # The recorded command, run from the repository root, with 50 steps into a new folder.
+                command = shlex.split(record["command"])
+                self.assertEqual(command[:2], ["attn", "train"])
+                self.assertIn("--steps %d" % record["settings"]["steps"], record["command"])
+                out = self.path("again-" + name)
+                args = command[2:]
+                args[args.index("--out") + 1] = out
+                args[args.index("--steps") + 1] = "50"
+                result = subprocess.run([ATTN, "train"] + args, cwd=REPO, capture_output=True, text=True)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                with open(os.path.join(out, "training.json")) as f:
+                    again = json.load(f)
+                self.assertEqual(len(again["first_steps"]["losses"]), 50)
+                self.assertEqual(again["first_steps"], record["first_steps"])  # JSON doubles: equal text, equal bits
+                self.assertEqual(again["config"], record["config"])
 
 
 if __name__ == "__main__":
