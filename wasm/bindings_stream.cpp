@@ -2,7 +2,7 @@
 // a KV cache of at most W entries, under each eviction policy, against recomputing
 // every prediction from the last W tokens: core/stream/stream_report.hpp, the code
 // `attn stream` runs. A module of its own (attention_stream.js/.wasm), loaded when the
-// notebook's StreamingLLM widget comes near.
+// notebook's StreamingLLM widget (in its worker) or sink-scores figure comes near.
 //
 //   const s = new core.StreamSession();
 //   s.loadCheckpoint(config, safetensorsBytes, safetensorsHeader, tokenizer)
@@ -18,6 +18,9 @@
 //                         reference_ms, ms their sum); reference: false leaves the reference
 //                         out (it costs about W times one policy)
 //   s.addReference()   -> the last run's report with the reference added
+//   s.headScores({text}) -> {tokens, queries_from, first_token: {heads [L][Hq], uniform_baseline},
+//                         learned_sink: {heads} or null}: one pass over BOS and the text, the
+//                         notebook's sink-scores figure
 //   s.delete()
 // Options are objects (this module links no JSON parser); every method answers JSON
 // text, or {"error"}.
@@ -30,8 +33,10 @@
 #include <vector>
 
 #include "json_args.hpp"
+#include "lessons/head_patterns.hpp"
 #include "page_checkpoint.hpp"
 #include "stream/stream_report.hpp"
+#include "verify/backend.hpp"
 
 namespace anatomy::wasm {
 namespace {
@@ -72,6 +77,30 @@ public:
             last_ = std::make_unique<LastRun>(LastRun{std::move(ids), std::move(report), std::size_t(generate), text_tokens, since(started), 0});
             if (bool_option(options, "reference", true)) add_reference_now();
             return report_json();
+        });
+    }
+
+    // The notebook's sink scores: one pass over BOS and `text` (at most the trained
+    // positions), each head's first-token score and, with learned sink logits, its share to
+    // the sink, both over the second half of the queries (lessons/head_patterns.hpp).
+    std::string head_scores(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, {"text"});
+            if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
+            const std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(string_option(options, "text", ""), true);
+            if (ids.size() < 4) throw InputError("give at least 3 tokens after BOS");
+            if (ids.size() > std::size_t(checkpoint_->context))
+                throw InputError("at most " + std::to_string(checkpoint_->context - 1) + " tokens after BOS: the model was trained on " +
+                                 std::to_string(checkpoint_->context) + " positions");
+            TinyBackend backend(checkpoint_->model);
+            const std::vector<Tensor4<float>> probs = pass_probs(backend, ids);
+            const PatternScores first = first_token_scores(probs);
+            json out = {{"tokens", ids.size()},
+                        {"queries_from", ids.size() / 2},
+                        {"first_token", {{"heads", first.heads}, {"uniform_baseline", first.uniform_baseline}}},
+                        {"learned_sink", nullptr}};
+            if (checkpoint_->model.config.attention_sinks) out["learned_sink"] = {{"heads", learned_sink_shares(probs).heads}};
+            return out;
         });
     }
 
@@ -136,5 +165,6 @@ EMSCRIPTEN_BINDINGS(anatomy_stream) {
         .function("loadCheckpoint", &StreamSession::load_checkpoint)
         .function("loadLlama2c", &StreamSession::load_llama2c)
         .function("run", &StreamSession::run)
-        .function("addReference", &StreamSession::add_reference);
+        .function("addReference", &StreamSession::add_reference)
+        .function("headScores", &StreamSession::head_scores);
 }

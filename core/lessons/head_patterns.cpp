@@ -61,6 +61,24 @@ PatternScores first_token_scores(const std::vector<Tensor4<float>>& probs) {
     return mean_on_key("first_token", probs, T / 2, T, [](std::size_t) { return std::size_t(0); });
 }
 
+PatternScores learned_sink_shares(const std::vector<Tensor4<float>>& probs) {
+    const std::size_t T = queries(probs);
+    if (T < 2) throw InputError("learned_sink: needs at least 2 queries");
+    PatternScores shares{"learned_sink", {}, 0};
+    for (const Tensor4<float>& p : probs) {  // [1, Hq, T, T]
+        std::vector<double>& layer = shares.heads.emplace_back(p.shape(1), 0.0);
+        for (std::size_t h = 0; h < p.shape(1); ++h) {
+            for (std::size_t t = T / 2; t < T; ++t) {
+                double row = 0;  // what the keys got; the sink had the rest
+                for (std::size_t s = 0; s <= t; ++s) row += p(0, h, t, s);
+                layer[h] += 1.0 - row;
+            }
+            layer[h] /= double(T - T / 2);
+        }
+    }
+    return shares;
+}
+
 PatternScores self_scores(const std::vector<Tensor4<float>>& probs) {
     return mean_on_key("self", probs, 1, queries(probs), [](std::size_t t) { return t; });
 }

@@ -44,6 +44,10 @@ std::vector<Tensor4<float>> pass_probs(Backend& backend, const std::vector<std::
 // Scores from one pass's probabilities, every layer [1, Hq, T, T] (captured_probs).
 PatternScores previous_token_scores(const std::vector<Tensor4<float>>& probs);
 PatternScores first_token_scores(const std::vector<Tensor4<float>>& probs);
+// A model with learned sink logits: what each head gives its sink, the mean over the
+// first-token score's queries t in [T/2, T) of 1 - sum_s p[t][s] ("learned_sink";
+// baseline 0: a plain softmax gives the sink nothing).
+PatternScores learned_sink_shares(const std::vector<Tensor4<float>>& probs);
 PatternScores self_scores(const std::vector<Tensor4<float>>& probs);
 // probs from the pass over repeated_random_ids(..., R, ...): [1, Hq, 2R + 1, 2R + 1].
 PatternScores induction_scores(const std::vector<Tensor4<float>>& probs, std::size_t R);

@@ -155,19 +155,7 @@ ProbeResult run_probe(const PretrainedModel& model, const LlamaTokenizer& tokeni
     for (const std::vector<double>& heads : first_token.heads)
         r.sinks.layer_mean.push_back(std::accumulate(heads.begin(), heads.end(), 0.0) / double(H));
     r.sinks.uniform_baseline = first_token.uniform_baseline;
-    if (c.attention_sinks)
-        for (const Tensor4<float>& p : r.probabilities) {  // [1, Hq, T, T]
-            std::vector<double> shares(H, 0.0);
-            for (std::size_t h = 0; h < H; ++h) {
-                for (std::size_t t = r.sinks.queries_from; t < T; ++t) {
-                    double row = 0;
-                    for (std::size_t s = 0; s <= t; ++s) row += p(0, h, t, s);
-                    shares[h] += 1.0 - row;
-                }
-                shares[h] /= double(T - r.sinks.queries_from);
-            }
-            r.sinks.learned.push_back(std::move(shares));
-        }
+    if (c.attention_sinks) r.sinks.learned = learned_sink_shares(r.probabilities).heads;
 
     // 4. The next token after the prompt, then a greedy continuation through the cache.
     for (const TokenChoice& choice : top_next_tokens(last, V, std::size_t(std::max(request.top_k, 0))))

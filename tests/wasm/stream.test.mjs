@@ -13,7 +13,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadStream } from './load_core.mjs';
+import { loadCore, loadStream } from './load_core.mjs';
+import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
 import { stories260K } from '../shared-models.mjs';
 import { safetensorsHeader } from '../../web/src/lib/safetensors.mjs';
 
@@ -92,6 +93,28 @@ test('the Shakespeare model: every policy as attn stream computes it, with the s
   // What the widget shows follows: keeping everything past the 64 trained positions is worst.
   const mean = Object.fromEntries(wasm.policies.map((p) => [p.policy, p.mean_loss_after_first_eviction]));
   assert.ok(mean.keep_all > mean.sliding_window && mean.keep_all > mean.recompute_window, JSON.stringify(mean));
+  session.delete();
+});
+
+test('head scores: the first-token score of every head is chapter 1\'s, bit for bit, and a plain model has no sink share', async () => {
+  const { session } = await shakespeareSession();
+  const text = 'First Citizen:\nBefore we proceed any further, hear me speak.';
+  const scores = JSON.parse(session.headScores({ text }));
+  assert.equal(scores.error, undefined, scores.error);
+  assert.equal(scores.tokens, text.length + 1);
+  assert.equal(scores.learned_sink, null);
+  const core = await loadCore();
+  const checkpoint = new core.CheckpointSession();
+  const read = (file) => fs.readFileSync(path.join(shakespeare, file));
+  const loaded = JSON.parse(loadCheckpoint(checkpoint, { config: read('config.json').toString(), model: new Uint8Array(read('model.safetensors')), tokenizer: read('tokenizer.json').toString() }));
+  assert.equal(loaded.error, undefined, loaded.error);
+  const patterns = JSON.parse(checkpoint.headPatterns(text, 1, 1));
+  const first = patterns.patterns.find((p) => p.name === 'first_token');
+  assert.deepEqual(scores.first_token.heads, first.heads);
+  assert.equal(scores.first_token.uniform_baseline, first.uniform_baseline);
+  assert.match(JSON.parse(session.headScores({ text: 'ab' })).error, /at least 3 tokens/);
+  assert.match(JSON.parse(session.headScores({ text: 'x'.repeat(64) })).error, /at most 63 tokens/);
+  checkpoint.delete();
   session.delete();
 });
 
