@@ -7,6 +7,7 @@ prints the table docs/sinks.md holds.
     python3 tools/sink_experiment.py                      # every run (about 40 minutes on 2 cores)
     python3 tools/sink_experiment.py --only base,wd1      # some of them
     python3 tools/sink_experiment.py --table              # the table from the runs already made
+    python3 tools/sink_experiment.py --from-json docs/sinks-experiment.json   # the table docs/sinks.md holds
 
 Each run goes to build/sink-experiment/NAME/ (a checkpoint and attn train's
 training.json); a run whose folder holds a training.json is measured again, not
@@ -49,8 +50,15 @@ RUNS = [
     ("repeat0-steps10000", "no repeated strings, 10,000 steps", ["--repeat-fraction", "0", "--steps", "10000"], {}),
     ("heads8-repeat0", "8 query heads of 8 channels, no repeated strings", ["--repeat-fraction", "0"],
      {"num_attention_heads": 8, "num_key_value_heads": 4}),
-    ("heads8-repeat0-steps10000", "8 query heads of 8 channels, no repeated strings, 10,000 steps",
-     ["--repeat-fraction", "0", "--steps", "10000"], {"num_attention_heads": 8, "num_key_value_heads": 4}),
+]
+# The models the page ships, made by the command in their training.json (8 query heads of 8
+# channels, no repeated strings, 10,000 steps; the second with learned sink logits), measured
+# in the same way where they lie.
+SHIPPED = [
+    ("shipped-8-heads", "the page's 8-head model: 8 heads, no repeated strings, 10,000 steps",
+     os.path.join("web", "public", "models", "shakespeare-8-heads")),
+    ("shipped-learned-sinks", "the same with learned sink logits",
+     os.path.join("web", "public", "models", "shakespeare-learned-sinks")),
 ]
 
 
@@ -143,16 +151,22 @@ def table(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attn", default=os.path.join(ROOT, "build", "native", "native", "attn"))
-    parser.add_argument("--only", help="comma-separated run names (%s)" % ", ".join(r[0] for r in RUNS))
+    parser.add_argument("--only", help="comma-separated run names (%s)" % ", ".join([r[0] for r in RUNS] + [r[0] for r in SHIPPED]))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--table", action="store_true", help="measure the runs already made; train nothing")
     parser.add_argument("--json", help="also write the measurements to this file")
+    parser.add_argument("--from-json", help="print the table of measurements written before by --json; run nothing")
     args = parser.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            print(table(json.load(f)))
+        return
     if not os.path.exists(os.path.join(ROOT, CORPUS)):
         sys.exit("sink_experiment: %s is missing (the corpus is read where it lies beside the project)" % CORPUS)
     chosen = [r for r in RUNS if not args.only or r[0] in args.only.split(",")]
-    if args.only and len(chosen) != len(args.only.split(",")):
-        sys.exit("sink_experiment: --only names a run that is not one of: %s" % ", ".join(r[0] for r in RUNS))
+    shipped = [r for r in SHIPPED if not args.only or r[0] in args.only.split(",")]
+    if args.only and len(chosen) + len(shipped) != len(args.only.split(",")):
+        sys.exit("sink_experiment: --only names a run that is not one of: %s" % ", ".join([r[0] for r in RUNS] + [r[0] for r in SHIPPED]))
     with open(os.path.join(ROOT, CORPUS), encoding="utf-8") as f:
         corpus = f.read()
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
@@ -166,6 +180,9 @@ def main():
                 started = time.time()
                 folder = train(args.attn, name, extra, config, args.threads)
                 print("%s: %.0f s" % (name, time.time() - started), file=sys.stderr, flush=True)
+            if os.path.exists(os.path.join(ROOT, folder, "training.json")):
+                rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
+        for name, what, folder in shipped:
             if os.path.exists(os.path.join(ROOT, folder, "training.json")):
                 rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
         print(table(rows))

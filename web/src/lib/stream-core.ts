@@ -1,7 +1,8 @@
 // The StreamingLLM widget's module (wasm/bindings_stream.cpp, attention_stream): a long
 // text decoded one token at a time through a KV cache of at most W entries under each
 // eviction policy, against recomputing every prediction from the last W tokens, by the
-// core's stream_report, the code `attn stream` runs. Loaded in the widget's worker only.
+// core's stream_report, the code `attn stream` runs (in the StreamingLLM widget's worker);
+// and the sink scores of a model's heads (the notebook's sink-scores figure).
 import createAnatomyStream from '@wasm/attention_stream.js';
 import wasmUrl from '@wasm/attention_stream.wasm?url';
 import type { ModelConfig } from './core-types';
@@ -47,6 +48,14 @@ export type StreamModelFiles =
 
 export interface StreamOptions { text: string; window: number; sinks: number; length: number; generate: number }
 
+/** One pass over BOS and a text: each head's first-token score and, with learned sink logits, its share to the sink. */
+export interface HeadScores {
+  tokens: number;
+  queries_from: number;                                     // the scores average queries queries_from .. tokens - 1
+  first_token: { heads: number[][]; uniform_baseline: number };  // [L][Hq]
+  learned_sink: { heads: number[][] } | null;
+}
+
 export class StreamError extends Error {}
 
 interface RawSession {
@@ -54,6 +63,7 @@ interface RawSession {
   loadLlama2c(model: Uint8Array, tokenizer: Uint8Array): string;
   run(options: StreamOptions & { reference: boolean }): string;
   addReference(): string;
+  headScores(options: { text: string }): string;
   delete(): void;
 }
 
@@ -87,6 +97,10 @@ export class StreamSession {
   /** The last runPolicies' report with the reference added. */
   addReference(): StreamReport {
     return unwrap<StreamReport>(this.raw.addReference());
+  }
+
+  headScores(text: string): HeadScores {
+    return unwrap<HeadScores>(this.raw.headScores({ text }));
   }
 
   delete(): void {

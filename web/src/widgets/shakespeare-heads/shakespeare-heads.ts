@@ -17,6 +17,7 @@ import type { WidgetContext } from '../../lib/widget';
 import { inBackgroundTask } from '../../lib/background-task';
 import { count, groupDigits } from '../../lib/words';
 import { namedText, tokenLabel } from '../shared/token-text';
+import { qwen3Sinks } from '../shared/sink-models';
 
 const defaultText = 'ROMEO:\nBut soft, what light through yonder window breaks?';
 
@@ -198,10 +199,6 @@ export function mountInductionHead(root: HTMLElement, _context: WidgetContext): 
     update();
   });
 }
-
-// Qwen3-0.6B, 29-token prompt: mean weight the second half of the queries give position 0,
-// by layer (the notebook chapter's published measurement; see notebook.html#sinks).
-const qwen3Sinks: [number, number][] = [[0, 0.006], [2, 0.028], [6, 0.555], [13, 0.426], [20, 0.677], [27, 0.769]];
 
 /** first-token-weight: does a sink form on the first token? */
 export function mountFirstTokenWeight(root: HTMLElement, _context: WidgetContext): void {

@@ -20,6 +20,7 @@ import type { UrlState } from '../../lib/url-state';
 import { groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from '../shared/line-chart';
 import { binnedLosses, roundTicks } from '../shared/loss-curve';
+import { sinkModels } from '../shared/sink-models';
 import type { StreamMessage, StreamRequest } from './stream-protocol';
 
 interface ModelChoice {
@@ -53,7 +54,7 @@ function checkpointChoice(id: string, label: string, dir: string): ModelChoice {
 }
 
 const models: ModelChoice[] = [
-  checkpointChoice('shakespeare', 'Shakespeare, 2 layers (trained by this project)', './models/shakespeare'),
+  ...sinkModels.map((m) => checkpointChoice(m.id, m.label, m.dir)),
   {
     id: 'stories260K',
     label: 'stories260K (llama2.c, trained on children\'s stories)',
