@@ -33,4 +33,13 @@ template <typename Real>
 Tensor3<Real> full_forward(const Model<Real>& model, const TokenIds& tokens,
                            AttentionPath path = AttentionPath::grouped, ForwardCapture<Real>* capture = nullptr);
 
+// The last position's logits of one pass over `tokens` from an empty cache: what a
+// prediction from a fresh window needs (core/stream's reference makes one per token).
+// The same numbers as full_forward's last row, with less work: the earlier positions go
+// through every layer but the last, which needs only their keys and values; then the
+// last token goes through every layer as a decode step against that cache.
+//   tokens: [B, T]  ->  [B, 1, V]
+template <typename Real>
+Tensor3<Real> last_position_logits(const Model<Real>& model, const TokenIds& tokens);
+
 }  // namespace anatomy

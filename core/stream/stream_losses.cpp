@@ -76,7 +76,7 @@ StreamRun stream_recomputed(const Model<Real>& model, const std::vector<std::int
         const std::size_t from = read.size() > window ? read.size() - window : 0;
         TokenIds ids({1, read.size() - from});
         std::copy(read.begin() + std::ptrdiff_t(from), read.end(), ids.begin());
-        return full_forward(model, ids);  // [1, T, V], T <= W
+        return last_position_logits(model, ids);  // [1, 1, V]: only the last prediction is needed
     });
 }
 

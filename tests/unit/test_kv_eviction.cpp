@@ -142,3 +142,28 @@ TEST_CASE("greedy continuations: a window that never fills is keep_all; no sinks
     const Model<float> shallow = random_model(one_layer, 11);
     CHECK(stream_through_cache(shallow, ids, {EvictionPolicy::sliding_window, 6, 0}, 12).continuation == stream_recomputed(shallow, ids, 6, 12).continuation);
 }
+
+TEST_CASE("last_position_logits is full_forward's last row, for any depth and length, with and without sinks") {
+    for (int layers : {1, 2, 3})
+        for (bool sinks : {false, true}) {
+            ModelConfig c = tiny_config();
+            c.n_layers = layers;
+            c.attention_sinks = sinks;
+            const Model<double> model = cast_model<double>(random_model(c, 20 + std::uint64_t(layers)));
+            for (std::size_t T : {1, 2, 5, 9}) {
+                const std::vector<std::int32_t> ids = text_ids(T, c.vocab_size, 30 + T);
+                TokenIds tokens({1, T});
+                std::copy(ids.begin(), ids.end(), tokens.begin());
+                const Tensor3<double> full = full_forward(model, tokens);         // [1, T, V]
+                const Tensor3<double> last = last_position_logits(model, tokens);  // [1, 1, V]
+                CAPTURE(layers);
+                CAPTURE(sinks);
+                CAPTURE(T);
+                REQUIRE(last.shape(1) == 1);
+                double worst = 0;
+                for (std::size_t v = 0; v < std::size_t(c.vocab_size); ++v)
+                    worst = std::max(worst, std::abs(last(0, 0, v) - full(0, T - 1, v)));
+                CHECK(worst <= 1e-12);
+            }
+        }
+}
