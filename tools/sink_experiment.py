@@ -4,7 +4,7 @@ model per configuration with `attn train`, then measures each with the record's 
 scores and with `attn stream` (a cache of 64 entries under each eviction policy), and
 prints the table docs/sinks.md holds.
 
-    python3 tools/sink_experiment.py                      # every run (about 40 minutes on 2 cores)
+    python3 tools/sink_experiment.py                      # every run (about an hour on 2 cores)
     python3 tools/sink_experiment.py --only base,wd1      # some of them
     python3 tools/sink_experiment.py --table              # the table from the runs already made
     python3 tools/sink_experiment.py --from-json docs/sinks-experiment.json   # the table docs/sinks.md holds
@@ -13,7 +13,9 @@ Each run goes to build/sink-experiment/NAME/ (a checkpoint and attn train's
 training.json); a run whose folder holds a training.json is measured again, not
 retrained. The base is the configuration of the page's Shakespeare model (width 64,
 2 layers, context 64, AdamW at 1e-2, weight decay 0.1, a fifth of each batch repeated
-random strings) at 3,000 steps; every other run changes one thing.
+random strings) at 3,000 steps; every other run changes what its description says.
+The runs in MADE were made by the command in their own training.json and are measured
+where they lie.
 """
 import argparse
 import json
@@ -47,17 +49,20 @@ RUNS = [
      {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4}),
     ("learned", "learned sink logits (gpt-oss's)", [], {"attention_sinks": True}),
     ("repeat0-layers4", "no repeated strings, 4 layers", ["--repeat-fraction", "0"], {"num_hidden_layers": 4}),
-    ("repeat0-steps10000", "no repeated strings, 10,000 steps", ["--repeat-fraction", "0", "--steps", "10000"], {}),
-    ("heads8-repeat0", "8 query heads of 8 channels, no repeated strings", ["--repeat-fraction", "0"],
-     {"num_attention_heads": 8, "num_key_value_heads": 4}),
 ]
-# The models the page ships, made by the command in their training.json (8 query heads of 8
-# channels, no repeated strings, 10,000 steps; the second with learned sink logits), measured
-# in the same way where they lie.
-SHIPPED = [
-    ("shipped-8-heads", "the page's 8-head model: 8 heads, no repeated strings, 10,000 steps",
-     os.path.join("web", "public", "models", "shakespeare-8-heads")),
-    ("shipped-learned-sinks", "the same with learned sink logits",
+# Runs measured where they lie, each made by the command in its training.json: chapter 1's
+# model (the base at 8,000 steps), two longer runs of 8 heads, and the two models the
+# notebook's sinks section ships (the 4-layer run without repeated strings, and the same
+# with learned sink logits).
+MADE = [
+    ("chapter1", "chapter 1's model: the base at 8,000 steps", os.path.join("web", "public", "models", "shakespeare")),
+    ("heads8-repeat0-steps10000", "8 query heads of 8 channels, no repeated strings, 10,000 steps",
+     os.path.join(RUNS_DIR, "heads8-repeat0-steps10000")),
+    ("learned-heads8-repeat0-steps10000", "the same with learned sink logits",
+     os.path.join(RUNS_DIR, "learned-heads8-repeat0-steps10000")),
+    ("shipped-4-layers", "the notebook's model: 4 layers, no repeated strings",
+     os.path.join("web", "public", "models", "shakespeare-4-layers")),
+    ("shipped-learned-sinks", "the notebook's model with learned sink logits",
      os.path.join("web", "public", "models", "shakespeare-learned-sinks")),
 ]
 
@@ -151,7 +156,7 @@ def table(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attn", default=os.path.join(ROOT, "build", "native", "native", "attn"))
-    parser.add_argument("--only", help="comma-separated run names (%s)" % ", ".join([r[0] for r in RUNS] + [r[0] for r in SHIPPED]))
+    parser.add_argument("--only", help="comma-separated run names (%s)" % ", ".join([r[0] for r in RUNS] + [r[0] for r in MADE]))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--table", action="store_true", help="measure the runs already made; train nothing")
     parser.add_argument("--json", help="also write the measurements to this file")
@@ -164,9 +169,9 @@ def main():
     if not os.path.exists(os.path.join(ROOT, CORPUS)):
         sys.exit("sink_experiment: %s is missing (the corpus is read where it lies beside the project)" % CORPUS)
     chosen = [r for r in RUNS if not args.only or r[0] in args.only.split(",")]
-    shipped = [r for r in SHIPPED if not args.only or r[0] in args.only.split(",")]
-    if args.only and len(chosen) + len(shipped) != len(args.only.split(",")):
-        sys.exit("sink_experiment: --only names a run that is not one of: %s" % ", ".join([r[0] for r in RUNS] + [r[0] for r in SHIPPED]))
+    made = [r for r in MADE if not args.only or r[0] in args.only.split(",")]
+    if args.only and len(chosen) + len(made) != len(args.only.split(",")):
+        sys.exit("sink_experiment: --only names a run that is not one of: %s" % ", ".join([r[0] for r in RUNS] + [r[0] for r in MADE]))
     with open(os.path.join(ROOT, CORPUS), encoding="utf-8") as f:
         corpus = f.read()
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
@@ -182,7 +187,7 @@ def main():
                 print("%s: %.0f s" % (name, time.time() - started), file=sys.stderr, flush=True)
             if os.path.exists(os.path.join(ROOT, folder, "training.json")):
                 rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
-        for name, what, folder in shipped:
+        for name, what, folder in made:
             if os.path.exists(os.path.join(ROOT, folder, "training.json")):
                 rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
         print(table(rows))

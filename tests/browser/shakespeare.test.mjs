@@ -158,6 +158,19 @@ test('the Shakespeare figures show what the core computes on the shipped weights
   assert.ok(largestDifference(sinks, native.first_token) <= tolerance, 'first-token-weight differs from attn probe --head-patterns');
   assert.ok(Math.max(...sinks.flat()) < 0.5, 'the prose says no sink forms');
   assert.match(await page.getByTestId('first-token-weight-finding').textContent(), /No head gives it 0\.5, the mark every score on this page uses: no sink has formed/);
+  // The sink paragraph's experiment: its figures are docs/sinks-experiment.json's, the
+  // measurements docs/sinks.md's table shows (tests/cli/test_sink_experiment.py holds the two together).
+  const experiment = JSON.parse(fs.readFileSync(path.join(repoRoot, 'docs', 'sinks-experiment.json'), 'utf8'));
+  const claimed = (name) => page.locator(`[data-claim="${name}"]`).textContent();
+  const variations = experiment.filter((run) => run.name !== 'chapter1');
+  assert.equal(Number(await claimed('runs')), variations.length, 'the runs the paragraph counts');
+  const strongest = (run) => Math.max(...run.first_token.map(([score]) => score));
+  const best = Math.max(...experiment.map(strongest));
+  assert.equal(await claimed('strongest'), best.toFixed(3));
+  assert.equal(experiment.filter((run) => strongest(run) >= 0.3).length, 1, 'in one of them a head passed 0.3');
+  assert.ok(best < 0.5, 'none reached 0.5');
+  for (const run of experiment)
+    assert.ok(run.first_token.slice(1).every(([score]) => score < 0.05), `${run.name}: a strong score after the first layer`);
 
   // loss-and-continuation: the recorded held-out loss, a loss on the reader's text, and the probe's greedy continuation.
   await page.locator('[data-widget="loss-and-continuation"]').scrollIntoViewIfNeeded();

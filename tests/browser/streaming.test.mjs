@@ -91,6 +91,13 @@ test('on the held-out excerpt, every policy is what attn stream computes nativel
     assert.ok(figure.summary.includes(figure.means[policy].toFixed(3)), `${policy} in: ${figure.summary}`);
   assert.match(figure.status, /2,000 tokens of [\d,]+ \(BOS first\) under four policies, computed by the core in \d+ ms/);
   assert.ok(figure.policiesMs > 0 && figure.policiesMs < figure.ms, `${figure.policiesMs} of ${figure.ms} ms`);
+  // Chapter 1's sink paragraph quotes this model's two losses on the same text and cache.
+  const chapter = await openPage(site.browser, site.url('index.html#sink-here'), { width: 1280, height: 800 });
+  t.after(chapter.close);
+  const claim = (name) => chapter.page.locator(`[data-claim="${name}"]`).textContent();
+  const mean = (policy) => native.policies.find((p) => p.policy === policy).mean_loss_after_first_eviction.toFixed(3);
+  assert.equal(await claim('sinks-loss'), mean('sinks_and_window'));
+  assert.equal(await claim('sliding-loss'), mean('sliding_window'));
   console.log(`streaming in Chromium, 2,000 tokens, W = 64, K = 4: the three caches ${figure.policiesMs} ms, all four ${figure.ms} ms`);
   assertNoProblems(problems, 'the notebook with the StreamingLLM figure');
 });

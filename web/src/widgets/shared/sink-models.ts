@@ -10,8 +10,8 @@ export interface ShippedModel {
 
 export const sinkModels: ShippedModel[] = [
   { id: 'shakespeare', dir: './models/shakespeare', label: 'Shakespeare, 2 layers of 4 heads (chapter 1\'s)' },
-  { id: 'shakespeare-8-heads', dir: './models/shakespeare-8-heads', label: 'Shakespeare, 2 layers of 8 heads (the sink experiment\'s)' },
-  { id: 'shakespeare-learned-sinks', dir: './models/shakespeare-learned-sinks', label: 'the same with learned sink logits' },
+  { id: 'shakespeare-4-layers', dir: './models/shakespeare-4-layers', label: 'Shakespeare, 4 layers, no repeated strings (the sink experiment\'s)' },
+  { id: 'shakespeare-learned-sinks', dir: './models/shakespeare-learned-sinks', label: 'the same 4 layers with learned sink logits' },
 ];
 
 // Qwen3-0.6B, a 29-token prompt: the mean weight the second half of the queries give

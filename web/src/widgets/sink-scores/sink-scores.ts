@@ -12,7 +12,8 @@ import { StreamSession } from '../../lib/stream-core';
 import type { UrlState } from '../../lib/url-state';
 import { qwen3Sinks, sinkModels, type ShippedModel } from '../shared/sink-models';
 
-const defaultText = 'That talk\'d of her, have talk\'d amiss of her:\nIf she be curst, it is for policy,';
+// Held-out lines (the corpus's last tenth), within the 63 characters after BOS the models were trained on.
+const defaultText = 'That talk\'d of her, have talk\'d amiss of her:\nIf she be curst,';
 /** The mark every score on the page uses: a head that gives one key this much, on average, shows the pattern. */
 const threshold = 0.5;
 
