@@ -120,7 +120,7 @@ test('a window no larger than the sinks gets a message, and the last figure stay
   assertNoProblems(problems, 'the StreamingLLM figure after bad input');
 });
 
-test('the page answers while the worker decodes, and the URL keeps the settings', async (t) => {
+test('the page answers while the worker decodes, a change made meanwhile is run next, and the URL keeps the settings', async (t) => {
   const { page, problems } = await open(t);
   const first = await shown(page);
   await page.getByTestId('streaming-window').fill('32');
@@ -131,9 +131,12 @@ test('the page answers while the worker decodes, and the URL keeps the settings'
     setTimeout(() => resolve(performance.now() - start - 50), 50);
   }));
   assert.ok(late < 250, `a 50 ms timer ran ${late.toFixed(0)} ms late while the worker decoded`);
+  // A second change while the worker decodes the first is not lost: the figure ends on it.
+  await page.getByTestId('streaming-window').fill('48');
+  await page.getByTestId('streaming-window').dispatchEvent('change');
   const second = await shown(page, first.rawMs);
   assert.match(second.summary, /./);
-  assert.ok(second.markers.some((label) => /W = 32/.test(label)), second.markers.join(' | '));
-  await page.waitForFunction(() => new URLSearchParams(location.search).get('streaming.w') === '32');
+  assert.ok(second.markers.some((label) => /W = 48/.test(label)), second.markers.join(' | '));
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('streaming.w') === '48');
   assertNoProblems(problems, 'the StreamingLLM figure after a change of window');
 });

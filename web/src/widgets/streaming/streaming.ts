@@ -192,8 +192,13 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     return wOk && kOk && nOk;
   };
 
+  let again = false;  // the inputs changed while a run was going: run once more with them
   const run = async () => {
-    if (running || !inputsValid()) return;
+    if (!inputsValid()) return;
+    if (running) {
+      again = true;
+      return;
+    }
     const text = textNow();
     running = true;
     runButton.disabled = true;
@@ -214,6 +219,10 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       running = false;
       runButton.disabled = false;
       delete root.dataset.busy;
+      if (again) {
+        again = false;
+        void run();
+      }
     }
   };
 
