@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-
 namespace anatomy {
 namespace {
 
@@ -50,6 +49,8 @@ StreamReport stream_report(const Model<Real>& model, const std::vector<std::int3
 template <typename Real>
 void add_reference(StreamReport& report, const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t generate) {
     if (ids.size() != report.tokens) throw InputError("the reference must be computed on the report's own tokens");
+    if (!report.policies.empty() && report.policies.back().policy == "recompute_window")
+        throw InputError("the report has its reference already");
     PolicyReport reference{"recompute_window", stream_recomputed(model, ids, report.window, generate)};
     reference.mean_loss_after_first_eviction = mean_from(reference.run.losses, report.first_eviction_at);
     reference.mean_loss = mean_from(reference.run.losses, 0);
@@ -64,12 +65,12 @@ nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokeniz
                           {"first_eviction_at", report.first_eviction_at},
                           {"departure_nats", stream_departure_nats},
                           {"policies", nlohmann::json::array()}};
+    const bool has_reference = !report.policies.empty() && report.policies.back().policy == "recompute_window";
     for (const PolicyReport& p : report.policies) {
         nlohmann::json policy = {{"policy", p.policy},
                                  {"mean_loss_after_first_eviction", p.mean_loss_after_first_eviction},
                                  {"mean_loss", p.mean_loss},
                                  {"losses", p.run.losses}};
-        const bool has_reference = report.policies.back().policy == "recompute_window";
         if (has_reference && p.policy != "recompute_window")
             policy["departs_from_reference_at"] = p.departs_at < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.departs_at);
         if (!p.run.continuation.empty())

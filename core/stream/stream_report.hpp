@@ -39,14 +39,15 @@ struct StreamReport {
 // ids: [N], BOS first. Throws InputError for sinks >= window, or N <= window + 1 (nothing
 // would be evicted before the last prediction). Without `with_reference` the report holds
 // the three policies alone (departs_at -1), and add_reference completes it later: the
-// reference costs about W times one policy (a pass over W tokens for every prediction),
-// so the page draws the three policies before it has the reference.
+// reference costs several times one policy (a pass over up to W tokens for every
+// prediction), so the page draws the three policies before it has the reference.
 template <typename Real>
 StreamReport stream_report(const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t window,
                            std::size_t sinks, std::size_t generate = 0, bool with_reference = true);
 
 // Appends the reference (recompute_window) to a report of the three policies on the same
-// ids and sets where each departs from it.
+// ids and sets where each departs from it. Throws InputError for other ids, or a report
+// that has its reference already.
 template <typename Real>
 void add_reference(StreamReport& report, const Model<Real>& model, const std::vector<std::int32_t>& ids,
                    std::size_t generate = 0);

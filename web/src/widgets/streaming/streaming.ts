@@ -144,6 +144,18 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     waiter?.resolve(message);
     waiting.delete(message.id);
   };
+  // A worker that fails to start or dies (its module could not load, memory ran out) answers
+  // every question still open with an error, so the figure says so instead of waiting.
+  const failAll = (message: string) => {
+    for (const [id, waiter] of waiting) waiter.resolve({ kind: 'error', id, message });
+    waiting.clear();
+    loadedModel = null;
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    failAll(`the worker stopped (${event.message || 'an error'}); press Run to try again`);
+  };
+  worker.onmessageerror = () => failAll('a message from the worker could not be read');
   const ask = (request: RequestWithoutId, transfer: Transferable[] = [], partial?: (report: StreamReport) => void) =>
     new Promise<StreamMessage>((resolve) => {
       const id = nextId++;
