@@ -42,6 +42,11 @@ async function open(t, query = '') {
   t.after(opened.close);
   const widget = await waitForWidget(opened.page, 'sink-scores', 20_000);
   assert.equal(widget.ready, 'true', widget.message);
+  // The figure is built at once and its three models load after: wait for their tables (or an error).
+  await opened.page.waitForFunction(() => document.querySelector('[data-widget="sink-scores"] .sink-scores-model') ||
+    document.querySelector('[data-testid="sink-scores-status"][data-kind="error"]'), null, { timeout: 60_000 });
+  const error = await opened.page.locator('[data-testid="sink-scores-status"][data-kind="error"]').count();
+  if (error) assert.fail(`the figure says: ${await opened.page.getByTestId('sink-scores-status').textContent()}`);
   return opened;
 }
 

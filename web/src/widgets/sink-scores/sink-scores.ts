@@ -45,19 +45,21 @@ function table(heads: number[][], testId: string, caption: string): HTMLElement 
         }, formatNumber(v, 3))))))));
 }
 
-export async function mountSinkScores(root: HTMLElement, { state }: { state: UrlState }): Promise<void> {
+export function mountSinkScores(root: HTMLElement, { state }: { state: UrlState }): void {
+  // Built at once; the three models load after, so the widgets below are not kept waiting.
   const status = el('p', { class: 'status', 'data-testid': 'sink-scores-status' });
   root.replaceChildren(status);
   setStatus(status, 'Loading the models…');
-  const sessions: [ShippedModel, StreamSession][] = [];
-  for (const model of sinkModels) {
+  void Promise.all(sinkModels.map(async (model): Promise<[ShippedModel, StreamSession]> => {
     try {
-      sessions.push([model, await open(model)]);
+      return [model, await open(model)];
     } catch (error) {
-      setStatus(status, `Could not open ${model.label}: ${(error as Error).message}.`, 'error');
-      return;
+      throw new Error(`Could not open ${model.label}: ${(error as Error).message}.`);
     }
-  }
+  })).then((sessions) => show(root, status, state, sessions), (error: Error) => setStatus(status, error.message, 'error'));
+}
+
+function show(root: HTMLElement, status: HTMLElement, state: UrlState, sessions: [ShippedModel, StreamSession][]): void {
   const input = el('textarea', { rows: 2, spellcheck: 'false', 'data-testid': 'sink-scores-text' }) as HTMLTextAreaElement;
   input.value = state.get('text') ?? defaultText;
   const panels = el('div', { class: 'sink-scores-models' });

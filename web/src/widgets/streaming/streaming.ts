@@ -181,6 +181,7 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       return false;
     }
     const transfer = files.format === 'checkpoint' ? [files.safetensors.buffer] : [files.model.buffer, files.tokenizer.buffer];
+    loadedModel = null;  // the worker drops its model before it reads the next one
     const answer = await ask({ kind: 'load', files }, transfer);
     if (answer.kind === 'error') {
       setStatus(status, `The core could not read ${choice.label}: ${answer.message}`, 'error');
