@@ -6,6 +6,7 @@
 import createAnatomyStream from '@wasm/attention_stream.js';
 import wasmUrl from '@wasm/attention_stream.wasm?url';
 import type { ModelConfig } from './core-types';
+import { safetensorsHeader } from './safetensors.mjs';
 import { unwrapResult } from './wasm-result';
 import { moduleLoader } from './wasm-compile';
 
@@ -45,6 +46,25 @@ export interface StreamModelInfo {
 export type StreamModelFiles =
   | { format: 'checkpoint'; config: unknown; safetensors: Uint8Array; header: unknown; tokenizer: unknown }
   | { format: 'llama2c'; model: Uint8Array; tokenizer: Uint8Array };
+
+async function fetchOk(url: string): Promise<Response> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response;
+}
+
+/** A file's bytes; throws naming the url when it cannot be fetched. */
+export async function fetchBytes(url: string): Promise<Uint8Array> {
+  return new Uint8Array(await (await fetchOk(url)).arrayBuffer());
+}
+
+/** A folder attn train wrote (config.json, model.safetensors, tokenizer.json), as the worker or a session takes it. */
+export async function checkpointFiles(dir: string): Promise<StreamModelFiles> {
+  const [config, safetensors, tokenizer] = await Promise.all([
+    fetchOk(`${dir}/config.json`).then((r) => r.json()), fetchBytes(`${dir}/model.safetensors`),
+    fetchOk(`${dir}/tokenizer.json`).then((r) => r.json())]);
+  return { format: 'checkpoint', config, safetensors, header: safetensorsHeader(safetensors, 'model.safetensors').header, tokenizer };
+}
 
 export interface StreamOptions { text: string; window: number; sinks: number; length: number; generate: number }
 

@@ -7,8 +7,7 @@
 // URL state: sink-scores.text.
 import { el, formatNumber, labelled, setStatus } from '../../lib/dom';
 import { markInvalid } from '../../lib/fields';
-import { safetensorsHeader } from '../../lib/safetensors.mjs';
-import { StreamSession } from '../../lib/stream-core';
+import { checkpointFiles, StreamSession } from '../../lib/stream-core';
 import type { UrlState } from '../../lib/url-state';
 import { qwen3Sinks, sinkModels, type ShippedModel } from '../shared/sink-models';
 
@@ -18,17 +17,7 @@ const defaultText = 'That talk\'d of her, have talk\'d amiss of her:\nIf she be 
 const threshold = 0.5;
 
 async function open(model: ShippedModel): Promise<StreamSession> {
-  const fetchOk = async (file: string) => {
-    const response = await fetch(`${model.dir}/${file}`);
-    if (!response.ok) throw new Error(`${model.dir}/${file}: HTTP ${response.status}`);
-    return response;
-  };
-  const [config, bytes, tokenizer] = await Promise.all([
-    fetchOk('config.json').then((r) => r.json()),
-    fetchOk('model.safetensors').then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b)),
-    fetchOk('tokenizer.json').then((r) => r.json()),
-  ]);
-  return StreamSession.open({ format: 'checkpoint', config, safetensors: bytes, header: safetensorsHeader(bytes, 'model.safetensors').header, tokenizer });
+  return StreamSession.open(await checkpointFiles(model.dir));
 }
 
 function table(heads: number[][], testId: string, caption: string): HTMLElement {

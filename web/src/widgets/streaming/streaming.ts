@@ -14,8 +14,7 @@
 import './streaming.css';
 import { el, formatNumber, labelled, numberInput, select, setStatus } from '../../lib/dom';
 import { markInvalid } from '../../lib/fields';
-import { safetensorsHeader } from '../../lib/safetensors.mjs';
-import type { PolicyName, StreamModelFiles, StreamReport } from '../../lib/stream-core';
+import { checkpointFiles, fetchBytes, type PolicyName, type StreamModelFiles, type StreamReport } from '../../lib/stream-core';
 import type { UrlState } from '../../lib/url-state';
 import { groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from '../shared/line-chart';
@@ -29,28 +28,9 @@ interface ModelChoice {
   files: () => Promise<StreamModelFiles>;
 }
 
-async function fetchBytes(url: string): Promise<Uint8Array> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
-}
-
-async function fetchJson(url: string): Promise<unknown> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.json();
-}
-
 /** A folder attn train wrote, shipped under web/public/models/. */
 function checkpointChoice(id: string, label: string, dir: string): ModelChoice {
-  return {
-    id, label,
-    files: async () => {
-      const [config, safetensors, tokenizer] = await Promise.all([
-        fetchJson(`${dir}/config.json`), fetchBytes(`${dir}/model.safetensors`), fetchJson(`${dir}/tokenizer.json`)]);
-      return { format: 'checkpoint', config, safetensors, header: safetensorsHeader(safetensors, 'model.safetensors').header, tokenizer };
-    },
-  };
+  return { id, label, files: () => checkpointFiles(dir) };
 }
 
 const models: ModelChoice[] = [
