@@ -18,6 +18,12 @@
 //                         reference_ms, ms their sum); reference: false leaves the reference
 //                         out (it costs about W times one policy)
 //   s.addReference()   -> the last run's report with the reference added
+//   s.tokens(options)  -> {tokens, text_tokens}: how many tokens a run on run's options decodes
+//   s.referenceLosses({...options, from, to}) -> {from, losses, ms}: part of the reference
+//                         (predictions from .. to-1) for run's options; needs no run first
+//   s.referenceContinuation(options) -> {ids, ms}: the rest of it
+//   s.attachReference({losses, continuation, ms}) -> the last run's report with a reference
+//                         joined from those parts (the page's workers share them out)
 //   s.headScores({text}) -> {tokens, queries_from, first_token: {heads [L][Hq], uniform_baseline},
 //                         learned_sink: {heads} or null}: one pass over BOS and the text, the
 //                         notebook's sink-scores figure
@@ -59,23 +65,70 @@ public:
     std::string run(const emscripten::val& options_js) {
         return json_or_error([&] {
             const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate", "reference"});
-            if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
-            const int window = int_option(options, "window", 64), sinks = int_option(options, "sinks", 4);
-            const int length = int_option(options, "length", 2000), generate = int_option(options, "generate", 0);
-            if (window < 1) throw InputError("the window holds at least 1 entry");
+            const int window = window_option(options), sinks = int_option(options, "sinks", 4);
+            const int generate = generate_option(options);
             if (sinks < 0) throw InputError("the number of sinks cannot be negative");
-            if (length < 2 || length > longest_stream)
-                throw InputError("decode 2 to " + std::to_string(longest_stream) + " tokens");
-            if (generate < 0 || generate > 1000) throw InputError("generate 0 to 1000 tokens");
             last_.reset();
-            std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(string_option(options, "text", ""), true);
-            const std::size_t text_tokens = ids.size();
-            if (ids.size() > std::size_t(length)) ids.resize(std::size_t(length));
+            const TextIds& text = text_ids(options);
             const auto started = std::chrono::steady_clock::now();
-            StreamReport report = stream_report(checkpoint_->model, ids, std::size_t(window), std::size_t(sinks),
+            StreamReport report = stream_report(checkpoint_->model, text.ids, std::size_t(window), std::size_t(sinks),
                                                 std::size_t(generate), false);
-            last_ = std::make_unique<LastRun>(LastRun{std::move(ids), std::move(report), std::size_t(generate), text_tokens, since(started), 0});
+            last_ = std::make_unique<LastRun>(LastRun{text.ids, std::move(report), std::size_t(generate), text.text_tokens, since(started), 0});
             if (bool_option(options, "reference", true)) add_reference_now();
+            return report_json();
+        });
+    }
+
+    // How many tokens a run on this text decodes (its first `length`), and how many it has.
+    std::string tokens(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const TextIds& text = text_ids(options_from_js(options_js, {"text", "window", "sinks", "length", "generate"}));
+            return json{{"tokens", text.ids.size()}, {"text_tokens", text.text_tokens}};
+        });
+    }
+
+    // Part of the reference for a text: the losses of predictions from .. to-1 of its first
+    // `length` tokens. Parts computed apart (the page shares them out among its workers)
+    // join, in order, into the whole reference, which attachReference adds to a run.
+    std::string reference_losses(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate", "from", "to"});
+            const int window = window_option(options), from = int_option(options, "from", 0), to = int_option(options, "to", 0);
+            if (from < 0 || to < from) throw InputError("predictions from .. to, with 0 <= from <= to");
+            const TextIds& text = text_ids(options);
+            const auto started = std::chrono::steady_clock::now();
+            json out = {{"from", from},
+                        {"losses", recomputed_losses(checkpoint_->model, text.ids, std::size_t(window), std::size_t(from), std::size_t(to))}};
+            out["ms"] = since(started);
+            return out;
+        });
+    }
+
+    // The reference's continuation of a text: `generate` greedy tokens, each from a pass
+    // over the last W tokens read.
+    std::string reference_continuation(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate"});
+            const int window = window_option(options), generate = generate_option(options);
+            const TextIds& text = text_ids(options);
+            const auto started = std::chrono::steady_clock::now();
+            json out = {{"ids", recomputed_continuation(checkpoint_->model, text.ids, std::size_t(window), std::size_t(generate))}};
+            out["ms"] = since(started);
+            return out;
+        });
+    }
+
+    // The last run(..., reference: false) completed with a reference computed in parts:
+    // {losses (every prediction's, in order), continuation (ids), ms (the parts' time, for
+    // the report)}.
+    std::string attach_reference(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, {"losses", "continuation", "ms"});
+            if (!last_) throw InputError("no run to complete: call run first");
+            StreamRun reference{number_list(options.value("losses", json::array()), "losses"),
+                                token_list(options.value("continuation", json::array()), checkpoint_->model.config.vocab_size)};
+            anatomy::add_reference(last_->report, std::move(reference));
+            last_->reference_ms = number_option(options, "ms", 0);
             return report_json();
         });
     }
@@ -108,7 +161,7 @@ public:
     std::string add_reference() {
         return json_or_error([&] {
             if (!last_) throw InputError("no run to complete: call run first");
-            if (last_->report.policies.back().policy != "recompute_window") add_reference_now();
+            if (!has_reference(last_->report)) add_reference_now();
             return report_json();
         });
     }
@@ -123,6 +176,41 @@ private:
 
     static double since(std::chrono::steady_clock::time_point started) {
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    }
+
+    // The text's first `length` tokens (BOS first), and how many the whole text gives; the
+    // last text read is kept, since a run and the reference's parts ask for the same one.
+    struct TextIds {
+        std::string text;
+        int length = 0;
+        std::vector<std::int32_t> ids;
+        std::size_t text_tokens = 0;
+    };
+
+    const TextIds& text_ids(const json& options) {
+        if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
+        const int length = int_option(options, "length", 2000);
+        if (length < 2 || length > longest_stream) throw InputError("decode 2 to " + std::to_string(longest_stream) + " tokens");
+        std::string text = string_option(options, "text", "");
+        if (text != text_.text || length != text_.length) {
+            std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(text, true);
+            const std::size_t text_tokens = ids.size();
+            if (ids.size() > std::size_t(length)) ids.resize(std::size_t(length));
+            text_ = TextIds{std::move(text), length, std::move(ids), text_tokens};
+        }
+        return text_;
+    }
+
+    static int window_option(const json& options) {
+        const int window = int_option(options, "window", 64);
+        if (window < 1) throw InputError("the window holds at least 1 entry");
+        return window;
+    }
+
+    static int generate_option(const json& options) {
+        const int generate = int_option(options, "generate", 0);
+        if (generate < 0 || generate > 1000) throw InputError("generate 0 to 1000 tokens");
+        return generate;
     }
 
     void add_reference_now() {
@@ -143,6 +231,7 @@ private:
 
     json loaded(PageCheckpoint checkpoint) {
         last_.reset();
+        text_ = {};
         checkpoint_ = std::make_unique<PageCheckpoint>(std::move(checkpoint));
         const ModelConfig& c = checkpoint_->model.config;
         return json{{"config", config_to_json(c)},
@@ -153,6 +242,7 @@ private:
 
     std::unique_ptr<PageCheckpoint> checkpoint_;
     std::unique_ptr<LastRun> last_;
+    TextIds text_;
 };
 
 }  // namespace
@@ -166,5 +256,9 @@ EMSCRIPTEN_BINDINGS(anatomy_stream) {
         .function("loadLlama2c", &StreamSession::load_llama2c)
         .function("run", &StreamSession::run)
         .function("addReference", &StreamSession::add_reference)
+        .function("tokens", &StreamSession::tokens)
+        .function("referenceLosses", &StreamSession::reference_losses)
+        .function("referenceContinuation", &StreamSession::reference_continuation)
+        .function("attachReference", &StreamSession::attach_reference)
         .function("headScores", &StreamSession::head_scores);
 }

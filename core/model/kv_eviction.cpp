@@ -40,13 +40,15 @@ Tensor4<Real> drop_row(const Tensor4<Real>& x, std::size_t row) {
 
 template <typename Real>
 Tensor4<Real> rotate_back(const Tensor4<Real>& keys, std::size_t first, std::int64_t shift, const ModelConfig& c) {
-    const std::size_t S = keys.shape(2);
+    const std::size_t B = keys.shape(0), H = keys.shape(1), S = keys.shape(2), dh = keys.shape(3);
     if (first >= S || shift == 0) return keys;
-    std::vector<std::int64_t> positions(S, 0);  // rotation by 0 before `first`: exactly the key
-    std::fill(positions.begin() + std::ptrdiff_t(first), positions.end(), -shift);
-    Tensor4<Real> out = apply_rope(keys, positions, c.rope_theta, c.rope_pairing);
-    // Rows before `first` are copied, not turned by an angle of 0 (cos 0 = 1, sin 0 = 0 give them back exactly anyway).
-    const std::size_t B = keys.shape(0), H = keys.shape(1), dh = keys.shape(3);
+    // Every key turned by the same angle: seen as B*H*S sequences of one token at position
+    // -shift, so apply_rope computes that angle's cosines and sines once, not once per row.
+    Tensor4<Real> rows = keys;
+    rows.reshape({B * H * S, 1, 1, dh});
+    Tensor4<Real> out = apply_rope(rows, {-shift}, c.rope_theta, c.rope_pairing);
+    out.reshape({B, H, S, dh});
+    // Rows before `first` stay as they were (copied back, not turned).
     for (std::size_t bh = 0; bh < B * H; ++bh)
         std::copy_n(keys.data() + bh * S * dh, first * dh, out.data() + bh * S * dh);
     return out;

@@ -33,22 +33,6 @@ std::int32_t most_likely(const Real* row, std::size_t V) {
     return std::int32_t(std::max_element(row, row + V) - row);
 }
 
-// Feeds the text's tokens, then the generated ones, to `step` (id -> logits [1, T, V],
-// the last row the prediction after id), and records each loss and the continuation.
-template <typename Real, typename Step>
-StreamRun decode(const std::vector<std::int32_t>& tokens, std::size_t generate, std::size_t V, const Step& step) {
-    StreamRun run;
-    const std::size_t N = tokens.size();
-    for (std::size_t t = 0; t < N || run.continuation.size() < generate; ++t) {
-        const std::int32_t id = t < N ? tokens[t] : run.continuation.back();
-        const Tensor3<Real> logits = step(id);
-        const Real* row = logits.data() + (logits.shape(1) - 1) * V;
-        if (t + 1 < N) run.losses.push_back(next_token_loss(row, V, tokens[t + 1]));
-        else if (run.continuation.size() < generate) run.continuation.push_back(most_likely(row, V));
-    }
-    return run;
-}
-
 }  // namespace
 
 template <typename Real>
@@ -56,32 +40,77 @@ StreamRun stream_through_cache(const Model<Real>& model, const std::vector<std::
                                std::size_t generate) {
     require_valid(spec);
     require_tokens(model, tokens);
+    const std::size_t N = tokens.size(), V = std::size_t(model.config.vocab_size);
     KVCache<Real> cache = empty_cache<Real>(model.config, 1);
-    return decode<Real>(tokens, generate, std::size_t(model.config.vocab_size), [&](std::int32_t id) {
-        evict_for(cache, spec, 1, model.config);
+    StreamRun run;
+    // The text's tokens, then the generated ones, each read through the cache; the logits
+    // after token t predict token t + 1 (a loss) or, after the text, the next generated one.
+    for (std::size_t t = 0; t < N || run.continuation.size() < generate; ++t) {
         TokenIds one({1, 1});
-        one(0, 0) = id;
-        return forward(model, cache, one);  // [1, 1, V]
-    });
+        one(0, 0) = t < N ? tokens[t] : run.continuation.back();
+        evict_for(cache, spec, 1, model.config);
+        const Tensor3<Real> logits = forward(model, cache, one);  // [1, 1, V]
+        if (t + 1 < N) run.losses.push_back(next_token_loss(logits.data(), V, tokens[t + 1]));
+        else if (run.continuation.size() < generate) run.continuation.push_back(most_likely(logits.data(), V));
+    }
+    return run;
+}
+
+namespace {
+
+// The logits after read[0 .. end) from a fresh pass over its last `window` tokens (at
+// positions 0 .. window-1): the reference's one prediction.  [1, 1, V]
+template <typename Real>
+Tensor3<Real> recomputed_prediction(const Model<Real>& model, const std::vector<std::int32_t>& read, std::size_t end,
+                                    std::size_t window) {
+    const std::size_t from = end > window ? end - window : 0;
+    TokenIds ids({1, end - from});
+    std::copy(read.begin() + std::ptrdiff_t(from), read.begin() + std::ptrdiff_t(end), ids.begin());
+    return last_position_logits(model, ids);  // only the last prediction is needed
+}
+
+}  // namespace
+
+template <typename Real>
+std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window,
+                                      std::size_t from, std::size_t to) {
+    if (window == 0) throw InputError("the window must hold at least 1 entry");
+    require_tokens(model, tokens);
+    if (from > to || to > tokens.size() - 1)
+        throw InputError("predictions " + std::to_string(from) + " to " + std::to_string(to) + " of a text with " +
+                         std::to_string(tokens.size() - 1));
+    const std::size_t V = std::size_t(model.config.vocab_size);
+    std::vector<double> losses;
+    for (std::size_t t = from; t < to; ++t)
+        losses.push_back(next_token_loss(recomputed_prediction(model, tokens, t + 1, window).data(), V, tokens[t + 1]));
+    return losses;
+}
+
+template <typename Real>
+std::vector<std::int32_t> recomputed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
+                                                  std::size_t window, std::size_t generate) {
+    if (window == 0) throw InputError("the window must hold at least 1 entry");
+    require_tokens(model, tokens);
+    const std::size_t V = std::size_t(model.config.vocab_size);
+    std::vector<std::int32_t> read = tokens;  // the text, then each generated token
+    for (std::size_t g = 0; g < generate; ++g)
+        read.push_back(most_likely(recomputed_prediction(model, read, read.size(), window).data(), V));
+    return {read.begin() + std::ptrdiff_t(tokens.size()), read.end()};
 }
 
 template <typename Real>
 StreamRun stream_recomputed(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window,
                             std::size_t generate) {
-    if (window == 0) throw InputError("the window must hold at least 1 entry");
-    require_tokens(model, tokens);
-    std::vector<std::int32_t> read;  // every token fed so far
-    return decode<Real>(tokens, generate, std::size_t(model.config.vocab_size), [&](std::int32_t id) {
-        read.push_back(id);
-        const std::size_t from = read.size() > window ? read.size() - window : 0;
-        TokenIds ids({1, read.size() - from});
-        std::copy(read.begin() + std::ptrdiff_t(from), read.end(), ids.begin());
-        return last_position_logits(model, ids);  // [1, 1, V]: only the last prediction is needed
-    });
+    return {recomputed_losses(model, tokens, window, 0, tokens.size() - 1),
+            recomputed_continuation(model, tokens, window, generate)};
 }
 
 template StreamRun stream_through_cache(const Model<float>&, const std::vector<std::int32_t>&, const EvictionSpec&, std::size_t);
 template StreamRun stream_through_cache(const Model<double>&, const std::vector<std::int32_t>&, const EvictionSpec&, std::size_t);
+template std::vector<double> recomputed_losses(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t);
+template std::vector<double> recomputed_losses(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t, std::size_t);
+template std::vector<std::int32_t> recomputed_continuation(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
+template std::vector<std::int32_t> recomputed_continuation(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
 template StreamRun stream_recomputed(const Model<float>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
 template StreamRun stream_recomputed(const Model<double>&, const std::vector<std::int32_t>&, std::size_t, std::size_t);
 

@@ -29,9 +29,24 @@ StreamRun stream_through_cache(const Model<Real>& model, const std::vector<std::
                                std::size_t generate = 0);
 
 // The reference: each prediction from a fresh pass over the last W tokens (those of the
-// text, then the generated ones).
+// text, then the generated ones): recomputed_losses over every prediction, then
+// recomputed_continuation.
 template <typename Real>
 StreamRun stream_recomputed(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window,
                             std::size_t generate = 0);
+
+// Part of the reference: the losses of predictions from .. to-1 (losses[t - from] predicts
+// tokens[t + 1]; 0 <= from <= to <= N-1). Each prediction is a pass of its own, so parts
+// computed apart (the page's workers share them out) join, in order, into exactly
+// stream_recomputed's losses. Throws InputError for a range outside the text.
+template <typename Real>
+std::vector<double> recomputed_losses(const Model<Real>& model, const std::vector<std::int32_t>& tokens, std::size_t window,
+                                      std::size_t from, std::size_t to);
+
+// The rest of the reference: `generate` greedy tokens after the text, each from a pass
+// over the last W tokens read.  [generate]
+template <typename Real>
+std::vector<std::int32_t> recomputed_continuation(const Model<Real>& model, const std::vector<std::int32_t>& tokens,
+                                                  std::size_t window, std::size_t generate);
 
 }  // namespace anatomy

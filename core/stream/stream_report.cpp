@@ -49,13 +49,27 @@ StreamReport stream_report(const Model<Real>& model, const std::vector<std::int3
 template <typename Real>
 void add_reference(StreamReport& report, const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t generate) {
     if (ids.size() != report.tokens) throw InputError("the reference must be computed on the report's own tokens");
-    if (!report.policies.empty() && report.policies.back().policy == "recompute_window")
-        throw InputError("the report has its reference already");
-    PolicyReport reference{"recompute_window", stream_recomputed(model, ids, report.window, generate)};
-    reference.mean_loss_after_first_eviction = mean_from(reference.run.losses, report.first_eviction_at);
-    reference.mean_loss = mean_from(reference.run.losses, 0);
-    for (PolicyReport& p : report.policies) p.departs_at = departs_at(p.run.losses, reference.run.losses);
-    report.policies.push_back(std::move(reference));
+    if (has_reference(report)) throw InputError("the report has its reference already");
+    add_reference(report, stream_recomputed(model, ids, report.window, generate));
+}
+
+void add_reference(StreamReport& report, StreamRun reference) {
+    if (has_reference(report)) throw InputError("the report has its reference already");
+    if (reference.losses.size() + 1 != report.tokens)
+        throw InputError("a reference of " + std::to_string(reference.losses.size()) + " losses for a report of " +
+                         std::to_string(report.tokens) + " tokens (one loss per token after the first)");
+    if (!report.policies.empty() && reference.continuation.size() != report.policies.front().run.continuation.size())
+        throw InputError("the reference continues the text by " + std::to_string(reference.continuation.size()) +
+                         " tokens, the policies by " + std::to_string(report.policies.front().run.continuation.size()));
+    PolicyReport p{"recompute_window", std::move(reference)};
+    p.mean_loss_after_first_eviction = mean_from(p.run.losses, report.first_eviction_at);
+    p.mean_loss = mean_from(p.run.losses, 0);
+    for (PolicyReport& policy : report.policies) policy.departs_at = departs_at(policy.run.losses, p.run.losses);
+    report.policies.push_back(std::move(p));
+}
+
+bool has_reference(const StreamReport& report) {
+    return !report.policies.empty() && report.policies.back().policy == "recompute_window";
 }
 
 nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokenizer& tokenizer) {
@@ -65,13 +79,13 @@ nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokeniz
                           {"first_eviction_at", report.first_eviction_at},
                           {"departure_nats", stream_departure_nats},
                           {"policies", nlohmann::json::array()}};
-    const bool has_reference = !report.policies.empty() && report.policies.back().policy == "recompute_window";
+    const bool with_reference = has_reference(report);
     for (const PolicyReport& p : report.policies) {
         nlohmann::json policy = {{"policy", p.policy},
                                  {"mean_loss_after_first_eviction", p.mean_loss_after_first_eviction},
                                  {"mean_loss", p.mean_loss},
                                  {"losses", p.run.losses}};
-        if (has_reference && p.policy != "recompute_window")
+        if (with_reference && p.policy != "recompute_window")
             policy["departs_from_reference_at"] = p.departs_at < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.departs_at);
         if (!p.run.continuation.empty())
             policy["continuation"] = {{"ids", p.run.continuation}, {"text", tokenizer.decode(p.run.continuation)}};

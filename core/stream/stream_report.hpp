@@ -52,6 +52,15 @@ template <typename Real>
 void add_reference(StreamReport& report, const Model<Real>& model, const std::vector<std::int32_t>& ids,
                    std::size_t generate = 0);
 
+// Appends a reference computed elsewhere: stream_recomputed's run, or recomputed_losses'
+// parts joined in order with recomputed_continuation (the page shares them out among its
+// workers). Throws InputError for a report that has its reference already, or a run of
+// another length than the report's.
+void add_reference(StreamReport& report, StreamRun reference);
+
+// Whether the report's last policy is the reference.
+bool has_reference(const StreamReport& report);
+
 // {tokens, window, sinks, first_eviction_at, departure_nats, policies: [{policy,
 //  mean_loss_after_first_eviction, mean_loss, losses, departs_from_reference_at (not the
 //  reference's, and only when the report has one; null: never), continuation: {ids, text}

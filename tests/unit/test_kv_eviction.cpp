@@ -3,7 +3,8 @@
 // computed one position earlier; a window as long as the text evicts nothing and
 // gives keep_all's bits; sinks and window with no sinks is the sliding window; the
 // sinks stay as they were; in a one-layer model (whose keys depend on their own token
-// and position only) the sliding window through the cache is recomputing each window.
+// and position only) the sliding window through the cache is recomputing each window;
+// the reference computed in parts joins into the whole.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -141,6 +142,29 @@ TEST_CASE("greedy continuations: a window that never fills is keep_all; no sinks
     one_layer.n_layers = 1;
     const Model<float> shallow = random_model(one_layer, 11);
     CHECK(stream_through_cache(shallow, ids, {EvictionPolicy::sliding_window, 6, 0}, 12).continuation == stream_recomputed(shallow, ids, 6, 12).continuation);
+}
+
+TEST_CASE("the reference in parts (as the page's workers share it out) joins into the whole, bit for bit") {
+    const Model<float> model = random_model(tiny_config(), 12);
+    const std::vector<std::int32_t> ids = text_ids(30, 32, 9);
+    const StreamRun whole = stream_recomputed(model, ids, 8, 5);
+    REQUIRE(whole.losses.size() == 29);
+    std::vector<double> joined;
+    for (const auto& [from, to] : {std::pair{0, 3}, {3, 3}, {3, 17}, {17, 29}}) {
+        const std::vector<double> part = recomputed_losses(model, ids, 8, std::size_t(from), std::size_t(to));
+        CHECK(part.size() == std::size_t(to - from));
+        joined.insert(joined.end(), part.begin(), part.end());
+    }
+    CHECK(same_bits(joined, whole.losses));
+    // A part that starts one prediction late is not the whole.
+    std::vector<double> shifted = recomputed_losses(model, ids, 8, 1, 29);
+    shifted.insert(shifted.begin(), whole.losses[0]);
+    shifted.pop_back();
+    CHECK_FALSE(same_bits(shifted, whole.losses));
+    CHECK(recomputed_continuation(model, ids, 8, 5) == whole.continuation);
+    CHECK(recomputed_continuation(model, ids, 8, 0).empty());
+    CHECK_THROWS_AS(recomputed_losses(model, ids, 8, 0, 30), InputError);  // 29 predictions
+    CHECK_THROWS_AS(recomputed_losses(model, ids, 8, 5, 4), InputError);
 }
 
 TEST_CASE("last_position_logits is full_forward's last row, for any depth and length, with and without sinks") {

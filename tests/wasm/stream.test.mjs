@@ -96,6 +96,41 @@ test('the Shakespeare model: every policy as attn stream computes it, with the s
   session.delete();
 });
 
+test('the reference in parts, as the page\'s workers share it out, joins into the one-piece reference bit for bit', async () => {
+  const { session } = await shakespeareSession();
+  const helper = (await shakespeareSession()).session;  // another worker's session: no run of its own
+  const options = { text: verse.repeat(3), window: 48, sinks: 2, length: 400, generate: 20 };
+  const whole = run(session, options);
+  const reference = whole.policies.find((p) => p.policy === 'recompute_window');
+  assert.deepEqual(JSON.parse(helper.tokens(options)), { tokens: 400, text_tokens: options.text.length + 1 });
+  const parts = [[0, 150], [150, 150], [150, 399]].map(([from, to]) => {
+    const part = JSON.parse(helper.referenceLosses({ ...options, from, to }));
+    assert.equal(part.error, undefined, part.error);
+    assert.equal(part.losses.length, to - from);
+    return part.losses;
+  });
+  const losses = parts.flat();
+  assert.ok(losses.every((loss, t) => Object.is(loss, reference.losses[t])), 'the joined parts are the reference, bit for bit');
+  const continuation = JSON.parse(helper.referenceContinuation(options));
+  assert.deepEqual(continuation.ids, reference.continuation.ids);
+  // Attached to a run of the three caches, they make the one-piece report.
+  run(session, { ...options, reference: false });
+  assert.match(JSON.parse(session.attachReference({ losses: losses.slice(1), continuation: continuation.ids, ms: 1 })).error,
+    /398 losses for a report of 400 tokens/);
+  assert.match(JSON.parse(session.attachReference({ losses, continuation: continuation.ids.slice(1), ms: 1 })).error,
+    /continues the text by 19 tokens, the policies by 20/);
+  const attached = JSON.parse(session.attachReference({ losses, continuation: continuation.ids, ms: 1 }));
+  assert.equal(attached.error, undefined, attached.error);
+  for (const key of ['ms', 'policies_ms', 'reference_ms']) delete attached[key], delete whole[key];
+  assert.deepEqual(attached, whole);
+  assert.match(JSON.parse(session.attachReference({ losses, continuation: continuation.ids })).error, /has its reference already/);
+  // A part outside the text, or backwards, is an error.
+  assert.match(JSON.parse(helper.referenceLosses({ ...options, from: 0, to: 400 })).error, /predictions 0 to 400 of a text with 399/);
+  assert.match(JSON.parse(helper.referenceLosses({ ...options, from: 9, to: 8 })).error, /0 <= from <= to/);
+  helper.delete();
+  session.delete();
+});
+
 test('head scores: the first-token score of every head is chapter 1\'s, bit for bit, and a plain model has no sink share', async () => {
   const { session } = await shakespeareSession();
   const text = 'First Citizen:\nBefore we proceed any further, hear me speak.';
@@ -137,6 +172,8 @@ test('bad input is an {error}: no model yet, sinks not fewer than the window, a 
   const empty = new module.StreamSession();
   assert.match(JSON.parse(empty.run({ text: verse })).error, /no model/);
   assert.match(JSON.parse(empty.addReference()).error, /no run/);
+  assert.match(JSON.parse(empty.attachReference({ losses: [], continuation: [] })).error, /no run/);
+  assert.match(JSON.parse(empty.referenceLosses({ text: verse, from: 0, to: 1 })).error, /no model/);
   assert.match(JSON.parse(empty.loadLlama2c(new Uint8Array([1, 2, 3]), new Uint8Array(4))).error, /model file/);
   assert.match(JSON.parse(empty.loadLlama2c('not bytes', new Uint8Array(4))).error, /Uint8Array/);
   empty.delete();

@@ -8,7 +8,7 @@ import wasmUrl from '@wasm/attention_stream.wasm?url';
 import type { ModelConfig } from './core-types';
 import { safetensorsHeader } from './safetensors.mjs';
 import { unwrapResult } from './wasm-result';
-import { moduleLoader } from './wasm-compile';
+import { compileWasm, moduleLoader, useCompiled } from './wasm-compile';
 
 export type PolicyName = 'keep_all' | 'sliding_window' | 'sinks_and_window' | 'recompute_window';
 
@@ -68,6 +68,9 @@ export async function checkpointFiles(dir: string): Promise<StreamModelFiles> {
 
 export interface StreamOptions { text: string; window: number; sinks: number; length: number; generate: number }
 
+/** Part of the reference (predictions from .. to-1), as one worker computes it; ms: the core's time. */
+export interface ReferencePart { losses: number[]; ms: number }
+
 /** One pass over BOS and a text: each head's first-token score and, with learned sink logits, its share to the sink. */
 export interface HeadScores {
   tokens: number;
@@ -83,6 +86,10 @@ interface RawSession {
   loadLlama2c(model: Uint8Array, tokenizer: Uint8Array): string;
   run(options: StreamOptions & { reference: boolean }): string;
   addReference(): string;
+  tokens(options: StreamOptions): string;
+  referenceLosses(options: StreamOptions & { from: number; to: number }): string;
+  referenceContinuation(options: StreamOptions): string;
+  attachReference(reference: { losses: number[]; continuation: number[]; ms: number }): string;
   headScores(options: { text: string }): string;
   delete(): void;
 }
@@ -91,11 +98,16 @@ const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new Str
 
 const loadModule = moduleLoader(createAnatomyStream, wasmUrl, (raw) => raw as { StreamSession: new () => RawSession });
 
+/** The stream module's wasm, compiled once for the page: its workers share it (StreamSession.open's `compiled`). */
+export const compileStreamWasm = (): Promise<WebAssembly.Module> => compileWasm(wasmUrl);
+
 /** One loaded model; run() decodes a text under every policy. */
 export class StreamSession {
   private constructor(private readonly raw: RawSession, readonly info: StreamModelInfo) {}
 
-  static async open(files: StreamModelFiles): Promise<StreamSession> {
+  /** `compiled`: compileStreamWasm's module, from the page (a worker then compiles nothing of its own). */
+  static async open(files: StreamModelFiles, compiled?: WebAssembly.Module): Promise<StreamSession> {
+    if (compiled) useCompiled(wasmUrl, compiled);
     const module = await loadModule();
     const raw = new module.StreamSession();
     try {
@@ -117,6 +129,27 @@ export class StreamSession {
   /** The last runPolicies' report with the reference added. */
   addReference(): StreamReport {
     return unwrap<StreamReport>(this.raw.addReference());
+  }
+
+  /** How many tokens a run on these options decodes. */
+  tokens(options: StreamOptions): number {
+    return unwrap<{ tokens: number }>(this.raw.tokens(options)).tokens;
+  }
+
+  /** Part of the reference: the losses of predictions from .. to-1 (needs no run first). */
+  referenceLosses(options: StreamOptions, from: number, to: number): ReferencePart {
+    const { losses, ms } = unwrap<{ losses: number[]; ms: number }>(this.raw.referenceLosses({ ...options, from, to }));
+    return { losses, ms };
+  }
+
+  /** The rest of the reference: its greedy continuation of the text. */
+  referenceContinuation(options: StreamOptions): { ids: number[]; ms: number } {
+    return unwrap<{ ids: number[]; ms: number }>(this.raw.referenceContinuation(options));
+  }
+
+  /** The last runPolicies' report completed with a reference joined from its parts. */
+  attachReference(reference: { losses: number[]; continuation: number[]; ms: number }): StreamReport {
+    return unwrap<StreamReport>(this.raw.attachReference(reference));
   }
 
   headScores(text: string): HeadScores {

@@ -30,6 +30,15 @@ export function compileWasm(url: string): Promise<WebAssembly.Module> {
   return module;
 }
 
+/**
+ * Gives compileWasm(url) a module compiled elsewhere: a worker handed the page's compile
+ * instantiates that one, and every worker sharing it shares its code, the engine's
+ * optimised tiers included, instead of compiling (and warming) a copy of its own.
+ */
+export function useCompiled(url: string, module: WebAssembly.Module): void {
+  if (!compiled.has(url)) compiled.set(url, Promise.resolve(module));
+}
+
 type ReceiveInstance = (instance: WebAssembly.Instance, module: WebAssembly.Module) => void;
 
 /**

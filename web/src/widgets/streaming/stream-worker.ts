@@ -1,7 +1,8 @@
-// The StreamingLLM widget's worker: the model and the core's stream_report run here, off
-// the page's thread, so the page stays responsive while 2,000 tokens go through four
-// policies. One request at a time, answered in order, each with its id; a run answers
-// twice: the three cache policies first, then the report with the reference.
+// One of the StreamingLLM widget's workers: a model and the core's stream module, off the
+// page's thread, so the page stays responsive while 2,000 tokens go through four policies.
+// The widget (stream-workers.ts) gives one worker the three cache policies and shares the
+// reference's predictions out among all of them; each answers its requests in order, each
+// with the request's id.
 /// <reference lib="webworker" />
 import { StreamSession } from '../../lib/stream-core';
 import type { StreamMessage, StreamRequest } from './stream-protocol';
@@ -19,13 +20,16 @@ async function handle(request: StreamRequest): Promise<void> {
     if (request.kind === 'load') {
       session?.delete();
       session = null;
-      session = await StreamSession.open(request.files);
+      session = await StreamSession.open(request.files, request.wasm);
       post({ kind: 'loaded', id: request.id, info: session.info });
-    } else {
-      if (!session) throw new Error('no model is loaded');
-      post({ kind: 'policies', id: request.id, report: session.runPolicies(request.options) });
-      post({ kind: 'report', id: request.id, report: session.addReference() });
+      return;
     }
+    if (!session) throw new Error('no model is loaded');
+    if (request.kind === 'count') post({ kind: 'count', id: request.id, tokens: session.tokens(request.options) });
+    else if (request.kind === 'run') post({ kind: 'policies', id: request.id, report: session.runPolicies(request.options) });
+    else if (request.kind === 'losses') post({ kind: 'losses', id: request.id, ...session.referenceLosses(request.options, request.from, request.to) });
+    else if (request.kind === 'continuation') post({ kind: 'continuation', id: request.id, ...session.referenceContinuation(request.options) });
+    else post({ kind: 'report', id: request.id, report: session.attachReference(request.reference) });
   } catch (error) {
     post({ kind: 'error', id: request.id, message: errorText(error) });
   }

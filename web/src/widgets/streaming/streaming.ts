@@ -1,8 +1,8 @@
 // StreamingLLM's experiment on a real model, in the page: a long text decoded one token
 // at a time through a KV cache of at most W entries under each eviction policy, against
 // recomputing every prediction from the last W tokens. The core's stream_report (the
-// code `attn stream` runs) computes it in a worker (stream-worker.ts); this thread only
-// fetches the model and the text, and draws.
+// code `attn stream` runs) computes it in workers (stream-workers.ts: one runs the three
+// caches, all share the reference); this thread only fetches the model and the text, and draws.
 //
 //   the chart     each policy's loss per position, as the mean over runs of tokens, with
 //                 the first eviction and the end of the model's trained positions marked
@@ -20,7 +20,7 @@ import { groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from '../shared/line-chart';
 import { binnedLosses, roundTicks } from '../shared/loss-curve';
 import { sinkModels } from '../shared/sink-models';
-import type { StreamMessage, StreamRequest } from './stream-protocol';
+import { StreamWorkers, type StreamRunResult } from './stream-workers';
 
 interface ModelChoice {
   id: string;
@@ -68,9 +68,6 @@ const policyClass: Record<PolicyName, string> = {
   recompute_window: 'series-recompute',
 };
 
-/** A request as the widget writes it; ask() numbers it. */
-type RequestWithoutId = StreamRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
-
 const generateTokens = 40;
 const bins = 160;
 
@@ -115,33 +112,7 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     continuations,
   );
 
-  const worker = new Worker(new URL('./stream-worker.ts', import.meta.url), { type: 'module', name: 'streaming' });
-  let nextId = 0;
-  const waiting = new Map<number, { resolve: (m: StreamMessage) => void; partial?: (report: StreamReport) => void }>();
-  worker.onmessage = (event: MessageEvent<StreamMessage>) => {
-    const message = event.data, waiter = waiting.get(message.id);
-    if (message.kind === 'policies') return waiter?.partial?.(message.report);
-    waiter?.resolve(message);
-    waiting.delete(message.id);
-  };
-  // A worker that fails to start or dies (its module could not load, memory ran out) answers
-  // every question still open with an error, so the figure says so instead of waiting.
-  const failAll = (message: string) => {
-    for (const [id, waiter] of waiting) waiter.resolve({ kind: 'error', id, message });
-    waiting.clear();
-    loadedModel = null;
-  };
-  worker.onerror = (event) => {
-    event.preventDefault();
-    failAll(`the worker stopped (${event.message || 'an error'}); press Run to try again`);
-  };
-  worker.onmessageerror = () => failAll('a message from the worker could not be read');
-  const ask = (request: RequestWithoutId, transfer: Transferable[] = [], partial?: (report: StreamReport) => void) =>
-    new Promise<StreamMessage>((resolve) => {
-      const id = nextId++;
-      waiting.set(id, { resolve, partial });
-      worker.postMessage({ ...request, id } as StreamRequest, transfer);
-    });
+  const workers = new StreamWorkers();
 
   let heldoutText: string | null = null;
   let loadedModel: string | null = null;
@@ -160,11 +131,11 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       setStatus(status, `Could not fetch ${choice.label}: ${(error as Error).message}.`, 'error');
       return false;
     }
-    const transfer = files.format === 'checkpoint' ? [files.safetensors.buffer] : [files.model.buffer, files.tokenizer.buffer];
-    loadedModel = null;  // the worker drops its model before it reads the next one
-    const answer = await ask({ kind: 'load', files }, transfer);
-    if (answer.kind === 'error') {
-      setStatus(status, `The core could not read ${choice.label}: ${answer.message}`, 'error');
+    loadedModel = null;  // the workers drop their model before they read the next one
+    try {
+      await workers.load(files);
+    } catch (error) {
+      setStatus(status, `The core could not read ${choice.label}: ${(error as Error).message}`, 'error');
       return false;
     }
     loadedModel = choice.id;
@@ -201,13 +172,13 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
       state.set({ model: modelPicker.value, w: W, k: K, n: N });
       setStatus(status, `Decoding up to ${groupDigits(N)} tokens under four policies…`);
-      const answer = await ask({ kind: 'run', options: { text, window: W, sinks: K, length: N, generate: generateTokens } }, [],
-        (policies) => show(policies));
-      if (answer.kind === 'error') {
-        setStatus(status, `${answer.message}.`, 'error');
-        return;
+      try {
+        const result = await workers.run({ text, window: W, sinks: K, length: N, generate: generateTokens }, (policies) => show(policies));
+        show(result.report, result);
+      } catch (error) {
+        if (workers.broken) loadedModel = null;  // the next run starts new workers and loads the model again
+        setStatus(status, `${(error as Error).message}.`, 'error');
       }
-      if (answer.kind === 'report') show(answer.report);
     } finally {
       running = false;
       runButton.disabled = false;
@@ -219,17 +190,19 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     }
   };
 
-  const show = (report: StreamReport) => {
-    const complete = report.policies.some((p) => p.policy === 'recompute_window');
+  const show = (report: StreamReport, whole?: StreamRunResult) => {
     root.dataset.policiesMs = report.policies_ms.toFixed(1);
-    if (complete) root.dataset.ms = report.ms.toFixed(1);
+    if (whole) root.dataset.ms = whole.ms.toFixed(1);
     root.dataset.tokens = String(report.tokens);
     const modelLabel = models.find((m) => m.id === loadedModel)!.label;
-    setStatus(status, complete
+    setStatus(status, whole
       ? `${groupDigits(report.tokens)} tokens of ${groupDigits(report.text_tokens)} (BOS first) under four policies, computed by the core in ` +
-        `${report.ms.toFixed(0)} ms: ${report.policies_ms.toFixed(0)} ms for the three caches, ${report.reference_ms.toFixed(0)} ms for the reference, ` +
-        `which runs a pass over ${report.window} tokens for every prediction (${modelLabel}, trained on ${groupDigits(report.trained_positions)} positions).`
-      : `The three caches took ${report.policies_ms.toFixed(0)} ms; now the reference, a pass over the last ${report.window} tokens for every prediction…`);
+        `${whole.ms.toFixed(0)} ms: the three caches took ${report.policies_ms.toFixed(0)} ms, and the reference, a pass over ` +
+        `${report.window} tokens for every prediction, ${groupDigits(Math.round(report.reference_ms))} ms of work` +
+        (whole.workers > 1 ? ` shared among ${whole.workers} workers` : '') +
+        `. Model: ${modelLabel}, trained on ${groupDigits(report.trained_positions)} positions.`
+      : `The three caches took ${report.policies_ms.toFixed(0)} ms; the reference, a pass over the last ${report.window} tokens for every prediction, is on its way…`);
+    const complete = whole !== undefined;
     chart.setData(chartSpec(report));
     const byName = Object.fromEntries(report.policies.map((p) => [p.policy, p])) as Partial<Record<PolicyName, StreamReport['policies'][number]>>;
     const mean = (name: PolicyName) => formatNumber(byName[name]!.mean_loss_after_first_eviction, 3);

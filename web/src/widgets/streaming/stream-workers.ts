@@ -1,0 +1,154 @@
+// The StreamingLLM widget's workers (stream-worker.ts), each holding the same model. A run
+// gives the first worker the three cache policies, each a sequential decode, and shares
+// the reference out: every prediction of the reference is a pass of its own over the last
+// W tokens (core/stream/stream_losses.hpp, recomputed_losses), so its predictions go out
+// in parts, the other workers taking them from the start and the first joining them once
+// its caches are done. The parts, joined in order, are the reference `attn stream`
+// computes in one piece, bit for bit (the wasm test compares); the first worker's core
+// adds it to its report. On one core there is one worker, which does it all.
+import { compileStreamWasm, type StreamModelFiles, type StreamModelInfo, type StreamOptions, type StreamReport } from '../../lib/stream-core';
+import type { StreamMessage, StreamRequest } from './stream-protocol';
+
+const maxWorkers = 4;
+// The reference's predictions go out in parts of about this many (at 2,000 tokens and
+// W = 64, some 40 ms each): small enough that the workers end together, large enough
+// that the messages cost nothing beside them.
+const partPredictions = 100;
+
+/** A request as the widget writes it; ask() numbers it. */
+type RequestWithoutId = StreamRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
+type Answer<K extends StreamMessage['kind']> = Extract<StreamMessage, { kind: K }>;
+
+export class StreamWorkerError extends Error {}
+
+/** One worker: requests in, each answer matched to its request. */
+class StreamWorker {
+  private readonly worker: Worker;
+  private nextId = 0;
+  private readonly waiting = new Map<number, (message: StreamMessage) => void>();
+  broken = false;  // it failed to start or died: a new one takes its place at the next load
+
+  constructor(name: string) {
+    this.worker = new Worker(new URL('./stream-worker.ts', import.meta.url), { type: 'module', name });
+    this.worker.onmessage = (event: MessageEvent<StreamMessage>) => {
+      const resolve = this.waiting.get(event.data.id);
+      this.waiting.delete(event.data.id);
+      resolve?.(event.data);
+    };
+    // A worker that fails to start or dies (its module could not load, memory ran out)
+    // answers every question still open with an error, so the figure says so instead of waiting.
+    this.worker.onerror = (event) => {
+      event.preventDefault();
+      this.failAll(`a worker stopped (${event.message || 'an error'}); press Run to try again`);
+    };
+    this.worker.onmessageerror = () => this.failAll('a message from a worker could not be read');
+  }
+
+  /** The answer to `request`, of kind `kind`; throws the worker's error. */
+  async ask<K extends StreamMessage['kind']>(request: RequestWithoutId, kind: K, transfer: Transferable[] = []): Promise<Answer<K>> {
+    const answer = await new Promise<StreamMessage>((resolve) => {
+      const id = this.nextId++;
+      this.waiting.set(id, resolve);
+      this.worker.postMessage({ ...request, id } as StreamRequest, transfer);
+    });
+    if (answer.kind === 'error') throw new StreamWorkerError(answer.message);
+    if (answer.kind !== kind) throw new StreamWorkerError(`a worker answered ${answer.kind}, not ${kind}`);
+    return answer as Answer<K>;
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+    this.failAll('the worker was stopped');
+  }
+
+  private failAll(message: string): void {
+    this.broken = true;
+    for (const [id, resolve] of this.waiting) resolve({ kind: 'error', id, message });
+    this.waiting.clear();
+  }
+}
+
+const workerName = (k: number) => (k === 0 ? 'streaming' : `streaming ${k + 1}`);
+
+export interface StreamRunResult {
+  report: StreamReport;  // all four policies
+  ms: number;            // from the request to the report, as the reader waits
+  workers: number;       // how many shared the reference
+}
+
+export class StreamWorkers {
+  private readonly workers: StreamWorker[];
+
+  constructor(count = Math.max(1, Math.min(maxWorkers, navigator.hardwareConcurrency || 1))) {
+    this.workers = Array.from({ length: count }, (_, k) => new StreamWorker(workerName(k)));
+  }
+
+  /** Whether a worker failed to start or died: the model must be loaded again. */
+  get broken(): boolean {
+    return this.workers.some((worker) => worker.broken);
+  }
+
+  /**
+   * Loads the model into every worker (a copy each; the last takes the bytes themselves),
+   * a new worker in place of a broken one.
+   */
+  async load(files: StreamModelFiles): Promise<StreamModelInfo> {
+    this.workers.forEach((worker, k) => {
+      if (worker.broken) {
+        worker.terminate();
+        this.workers[k] = new StreamWorker(workerName(k));
+      }
+    });
+    const buffers = files.format === 'checkpoint' ? [files.safetensors.buffer] : [files.model.buffer, files.tokenizer.buffer];
+    const last = this.workers.length - 1;
+    // One compile for all: the workers share its code, so what one warms the others run.
+    const wasm = await compileStreamWasm().catch(() => undefined);  // without it each worker compiles its own
+    const answers = await Promise.all(this.workers.map((worker, k) =>
+      worker.ask({ kind: 'load', files, wasm }, 'loaded', k === last ? buffers : [])));
+    return answers[0].info;
+  }
+
+  /**
+   * The four policies on `options`: `policies` gets the three caches' report as soon as
+   * the first worker has it, the result holds the reference as well. Throws a worker's error.
+   */
+  async run(options: StreamOptions, policies: (report: StreamReport) => void): Promise<StreamRunResult> {
+    const started = performance.now();
+    const [first, ...others] = this.workers;
+    const { tokens } = await first.ask({ kind: 'count', options }, 'count');
+    const predictions = tokens - 1;
+    const parts: { from: number; to: number }[] = [];
+    const size = Math.max(1, Math.min(partPredictions, Math.ceil(predictions / this.workers.length)));
+    for (let from = 0; from < predictions; from += size) parts.push({ from, to: Math.min(predictions, from + size) });
+    const losses: number[][] = [];
+    let continuation: number[] = [], referenceMs = 0, failed = false;
+
+    // Each worker takes the next part until none is left; the continuation (a sequential
+    // decode of its own) goes first, to a worker that has no caches to run.
+    const take = async (worker: StreamWorker, withContinuation: boolean) => {
+      if (withContinuation) {
+        const answer = await worker.ask({ kind: 'continuation', options }, 'continuation');
+        continuation = answer.ids;
+        referenceMs += answer.ms;
+      }
+      while (parts.length && !failed) {
+        const part = parts.shift()!, index = part.from / size;
+        const answer = await worker.ask({ kind: 'losses', options, ...part }, 'losses');
+        losses[index] = answer.losses;
+        referenceMs += answer.ms;
+      }
+    };
+    const caches = first.ask({ kind: 'run', options }, 'policies').then((answer) => {
+      policies(answer.report);
+      return take(first, others.length === 0);
+    });
+    try {
+      await Promise.all([caches, ...others.map((worker, k) => take(worker, k === 0))]);
+    } catch (error) {
+      failed = true;
+      throw error;
+    }
+    const { report } = await first.ask({ kind: 'attach', reference: { losses: losses.flat(), continuation, ms: referenceMs } }, 'report');
+    return { report, ms: performance.now() - started, workers: this.workers.length };
+  }
+}
