@@ -5,7 +5,8 @@
 // chart draws four lines with the first eviction marked, the summary says what the
 // table does; a window no larger than the sinks gets a message and the last good figure
 // stays; the page answers while the worker decodes; the URL keeps the settings; and the
-// time of 2,000 tokens is reported: the three caches (drawn first), then the reference.
+// time of 2,000 tokens is reported, as the page loads and run again: the three caches
+// (drawn first), then all four.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -106,7 +107,18 @@ test('on the held-out excerpt, every policy is what attn stream computes nativel
   const mean = (policy) => native.policies.find((p) => p.policy === policy).mean_loss_after_first_eviction.toFixed(3);
   assert.equal(await claim('sinks-loss'), mean('sinks_and_window'));
   assert.equal(await claim('sliding-loss'), mean('sliding_window'));
-  console.log(`streaming in Chromium, 2,000 tokens, W = 64, K = 4: the three caches ${figure.policiesMs} ms, all four ${figure.ms} ms`);
+  // Run again on the loaded page (the first run shares the cores with the page's loading):
+  // the same numbers, and the time a reader waits after pressing Run.
+  const again = [];
+  for (let i = 0; i < 3; i++) {
+    await page.getByTestId('streaming-run').click();
+    const rerun = await shown(page, (again.at(-1) ?? figure).rawMs);
+    assert.deepEqual(rerun.means, figure.means);
+    again.push(rerun);
+  }
+  const median = (key) => again.map((r) => r[key]).sort((a, b) => a - b)[1];
+  console.log(`streaming in Chromium, 2,000 tokens, W = 64, K = 4: as the page loads, the three caches ${figure.policiesMs} ms, ` +
+    `all four ${figure.ms} ms; run again (median of 3), ${median('policiesMs')} ms and ${median('ms')} ms`);
   assertNoProblems(problems, 'the notebook with the StreamingLLM figure');
 });
 

@@ -10,9 +10,8 @@ import { compileStreamWasm, type StreamModelFiles, type StreamModelInfo, type St
 import type { StreamMessage, StreamRequest } from './stream-protocol';
 
 const maxWorkers = 4;
-// The reference's predictions go out in parts of about this many (at 2,000 tokens and
-// W = 64, some 40 ms each): small enough that the workers end together, large enough
-// that the messages cost nothing beside them.
+// The reference's predictions go out in parts of at most this many (at W = 64, some 50 ms
+// each): the messages cost nothing beside them.
 const partPredictions = 100;
 
 /** A request as the widget writes it; ask() numbers it. */
@@ -115,26 +114,29 @@ export class StreamWorkers {
   async run(options: StreamOptions, policies: (report: StreamReport) => void): Promise<StreamRunResult> {
     const started = performance.now();
     const [first, ...others] = this.workers;
-    const { tokens } = await first.ask({ kind: 'count', options }, 'count');
-    const predictions = tokens - 1;
-    const parts: { from: number; to: number }[] = [];
-    const size = Math.max(1, Math.min(partPredictions, Math.ceil(predictions / this.workers.length)));
-    for (let from = 0; from < predictions; from += size) parts.push({ from, to: Math.min(predictions, from + size) });
-    const losses: number[][] = [];
-    let continuation: number[] = [], referenceMs = 0, failed = false;
+    // The caches start at once; the parts wait for the count of predictions, which a worker
+    // with no caches to run gives (its text is then read for the parts it takes).
+    const counted = (others[0] ?? first).ask({ kind: 'count', options }, 'count');
+    const losses = new Map<number, number[]>();  // by first prediction
+    let continuation: number[] = [], referenceMs = 0, failed = false, next = 0;
 
-    // Each worker takes the next part until none is left; the continuation (a sequential
-    // decode of its own) goes first, to a worker that has no caches to run.
+    // Each worker takes the next part until none is left, the parts shrinking as the end
+    // nears (a quarter of what is left per worker, at most partPredictions) so that the
+    // workers end together; the continuation (a sequential decode of its own) goes first,
+    // to a worker that has no caches to run.
     const take = async (worker: StreamWorker, withContinuation: boolean) => {
+      const predictions = (await counted).tokens - 1;
       if (withContinuation) {
         const answer = await worker.ask({ kind: 'continuation', options }, 'continuation');
         continuation = answer.ids;
         referenceMs += answer.ms;
       }
-      while (parts.length && !failed) {
-        const part = parts.shift()!, index = part.from / size;
-        const answer = await worker.ask({ kind: 'losses', options, ...part }, 'losses');
-        losses[index] = answer.losses;
+      while (next < predictions && !failed) {
+        const from = next, left = predictions - from;
+        const to = from + Math.min(left, partPredictions, Math.max(8, Math.ceil(left / (4 * this.workers.length))));
+        next = to;
+        const answer = await worker.ask({ kind: 'losses', options, from, to }, 'losses');
+        losses.set(from, answer.losses);
         referenceMs += answer.ms;
       }
     };
@@ -148,7 +150,8 @@ export class StreamWorkers {
       failed = true;
       throw error;
     }
-    const { report } = await first.ask({ kind: 'attach', reference: { losses: losses.flat(), continuation, ms: referenceMs } }, 'report');
+    const joined = [...losses].sort(([a], [b]) => a - b).flatMap(([, part]) => part);
+    const { report } = await first.ask({ kind: 'attach', reference: { losses: joined, continuation, ms: referenceMs } }, 'report');
     return { report, ms: performance.now() - started, workers: this.workers.length };
   }
 }
