@@ -105,8 +105,7 @@ step() {
 skip_step() { banner "$1"; echo "skipped ($2)"; record "$1" "skip:$2" 0; }
 
 attn=$build_dir/native/attn
-targets=(attn gpu_mask_tests gpu_kernel_tests)
-optional_targets=(gpu_decode_plan_tests gpu_fragment_tests)
+targets=(attn gpu_host_tests gpu_kernel_tests)
 echo "gpu-check: $([ "$prebuilt" = 1 ] && echo "prebuilt binaries in $build_dir" || echo "prepared build into $build_dir");" \
   "python $python; reports in $out"
 
@@ -162,10 +161,6 @@ else
   step "configure (cuda preset, sm_90)" "$t_configure" configure.txt \
     cmake --preset cuda -B "$build_dir" -DCMAKE_CUDA_COMPILER="$nvcc" -DANATOMY_PYTHON="$python" "${deps_args[@]}"
   if [ "${step_results[-1]}" = PASS ]; then
-    known=$(cmake --build "$build_dir" --target help 2>/dev/null)
-    for t in "${optional_targets[@]}"; do
-      grep -q "^$t:" <<<"$known" && targets+=("$t")
-    done
     step "build (${#targets[@]} targets)" "$t_build" build.txt cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}"
   else
     skip_step "build (cuda preset)" "configure failed"
@@ -203,7 +198,7 @@ if [ "${TESTS:-0}" = 1 ] && [ "$prebuilt" = 1 ]; then
   }
   export -f test_binaries
   test_paths=()
-  for t in gpu_mask_tests gpu_kernel_tests "${optional_targets[@]}"; do test_paths+=("$build_dir/tests/cuda/$t"); done
+  for t in gpu_host_tests gpu_kernel_tests; do test_paths+=("$build_dir/tests/cuda/$t"); done
   step "tests: the GPU test binaries" "$t_tests" tests.txt bash -c 'test_binaries "$@"' test_binaries "${test_paths[@]}"
 elif [ "${TESTS:-0}" = 1 ]; then
   step "tests: ctest -L gpu -E gpu_cli" "$t_tests" tests.txt \

@@ -66,9 +66,8 @@ else
 fi
 
 # --- 2. (PREBUILT=1) The cuda binaries, built to run on the other machine ---
-# Every executable gpu-check runs; the last two are optional (not every tree has them yet).
-required_targets=(attn gpu_mask_tests gpu_kernel_tests)
-optional_targets=(gpu_decode_plan_tests gpu_fragment_tests)
+# Every executable gpu-check runs.
+required_targets=(attn gpu_host_tests gpu_kernel_tests)
 binary_path() {  # target -> its path in the build folder
   if [ "$1" = attn ]; then echo "$build_dir/native/attn"; else echo "$build_dir/tests/cuda/$1"; fi
 }
@@ -76,10 +75,6 @@ if [ "${PREBUILT:-0}" = 1 ]; then
   echo "gpu-prepare: cuda preset into $build_dir with ANATOMY_PORTABLE_GPU_BINARIES=ON"
   cmake --preset cuda -B "$build_dir" -DANATOMY_PORTABLE_GPU_BINARIES=ON >/dev/null
   targets=("${required_targets[@]}")
-  known=$(cmake --build "$build_dir" --target help)
-  for t in "${optional_targets[@]}"; do
-    if grep -q "^$t:" <<<"$known"; then targets+=("$t"); else echo "gpu-prepare: no target $t in this tree (skipped)"; fi
-  done
   cmake --build "$build_dir" --target "${targets[@]}"
   # What each binary still needs from the other machine: its NEEDED entries and the
   # newest symbol versions (the top-level CMakeLists.txt says why libstdc++ stays shared).
@@ -120,9 +115,6 @@ print_carry() {  # title, paths...
 }
 prebuilt_paths=()
 for t in "${required_targets[@]}"; do prebuilt_paths+=("$(binary_path "$t")"); done
-for t in "${optional_targets[@]}"; do
-  [ -e "$(binary_path "$t")" ] && prebuilt_paths+=("$(binary_path "$t")")
-done
 echo
 echo "gpu-prepare: carry to the GPU machine"
 print_carry "prepared build (then: scripts/gpu-check.sh)" "$root"

@@ -48,7 +48,7 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the
   # native build again, which ccache answers now that the native build is done).
   start cuda 19 bash -c 'echo "== build: cuda" && cmake --preset cuda >/dev/null &&
-    cmake --build --preset cuda --target attn gpu_mask_tests gpu_decode_plan_tests gpu_fragment_tests gpu_kernel_tests'
+    cmake --build --preset cuda --target attn gpu_host_tests gpu_kernel_tests'
 else
   echo "== build: cuda SKIPPED (no nvcc on this machine)"
 fi

@@ -4,7 +4,6 @@
 // arithmetic. An emulation walks the kernel's structure (blocks, slots, lane
 // butterflies, warps, the last block's merge) through the same functions the
 // kernel calls, and its output is compared with the core's attention in fp64.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -11,7 +11,6 @@
 // every lane's registers to hold the elements the mma fragment tables assign to
 // it. It also requires the 8 row addresses of every 8x8 matrix, and the 8 chunks
 // of every quarter-warp of cp.async, to fall in 8 different 16-byte bank groups.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <array>

@@ -2,7 +2,6 @@
 // core's definition (core/masks.cpp): every cell, and every tile's skip and
 // all-visible verdicts, for each kind the kernels implement. Host code only:
 // this test runs on machines without a GPU.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <vector>

@@ -16,15 +16,12 @@
 #include "model/random_tensor.hpp"
 #include "ops/attention.hpp"
 #include "ops/attention_kernels.hpp"
+#include "test_helpers.hpp"
 
 using namespace anatomy;
+using namespace anatomy::test;
 
 namespace {
-
-template <typename Real>
-bool same_bits(const Tensor4<Real>& a, const Tensor4<Real>& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Real)) == 0;
-}
 
 struct Shape {
     const char* what;

@@ -11,8 +11,10 @@
 #include "checkpoint/model_from_views.hpp"
 #include "model/first_layer_attention.hpp"
 #include "model/forward.hpp"
+#include "test_helpers.hpp"
 
 using namespace anatomy;
+using namespace anatomy::test;
 
 namespace {
 
@@ -28,13 +30,6 @@ FirstLayerAttentionWeights first_layer_of(const Model<float>& model) {
     return {model.weights.embedding, l0.attn_norm, l0.wq, l0.wk, l0.wv, l0.wo};
 }
 
-// Same shape and the same bits (memcmp: -0.0 and NaN would not hide behind ==).
-template <typename Tensor>
-void check_same_bits(const Tensor& a, const Tensor& b) {
-    REQUIRE(a.shape() == b.shape());
-    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
-
 }  // namespace
 
 TEST_CASE("the first layer's probabilities from four tensors are the full forward's layer 0, bit for bit") {
@@ -47,7 +42,7 @@ TEST_CASE("the first layer's probabilities from four tensors are the full forwar
         full_forward(model, tokens, AttentionPath::grouped, &capture);
         const Tensor4<float> probs = first_layer_probabilities(config, first_layer_of(model), tokens);
         CAPTURE(to_string(pairing));
-        check_same_bits(probs, capture.layers[0].probs);
+        CHECK(same_bits(probs, capture.layers[0].probs));
         for (std::size_t h = 0; h < probs.shape(1); ++h) CHECK(probs(0, h, 3, 4) == 0.0f);  // a future cell
     }
 }
@@ -68,8 +63,8 @@ TEST_CASE("the first-layer slice of a checkpoint reads back to the same probabil
     const std::vector<std::uint8_t> bytes = hf_safetensors(model, DType::f32);
     const SafetensorsView file = SafetensorsView::parse(bytes.data(), bytes.size());
     const FirstLayerAttentionWeights read = first_layer_from_views(model.config, safetensors_views({&file}), "slice");
-    check_same_bits(first_layer_probabilities(model.config, read, tokens),
-                    first_layer_probabilities(model.config, first_layer_of(model), tokens));
+    CHECK(same_bits(first_layer_probabilities(model.config, read, tokens),
+                    first_layer_probabilities(model.config, first_layer_of(model), tokens)));
 }
 
 TEST_CASE("the first layer refuses weights and ids that do not fit its config") {
@@ -107,9 +102,9 @@ TEST_CASE("the first layer's attention sublayer from six tensors is the full for
         full_forward(model, tokens, AttentionPath::grouped, &capture);
         const FirstLayerAttention block = first_layer_attention(config, first_layer_of(model), tokens);
         CAPTURE(to_string(pairing));
-        check_same_bits(block.probs, capture.layers[0].probs);
-        check_same_bits(block.head_outputs, capture.layers[0].head_outputs);
-        check_same_bits(block.update, capture.layers[0].attention_update);
+        CHECK(same_bits(block.probs, capture.layers[0].probs));
+        CHECK(same_bits(block.head_outputs, capture.layers[0].head_outputs));
+        CHECK(same_bits(block.update, capture.layers[0].attention_update));
         // merged is the heads side by side: channel h * dh + i of position t is head h's channel i.
         const std::size_t dh = std::size_t(config.head_dim);
         for (std::size_t h = 0; h < block.head_outputs.shape(1); ++h)
@@ -133,8 +128,8 @@ TEST_CASE("the first layer's sublayer reads wv and wo from a checkpoint, and ref
     const std::vector<std::uint8_t> bytes = hf_safetensors(model, DType::f32);
     const SafetensorsView file = SafetensorsView::parse(bytes.data(), bytes.size());
     const FirstLayerAttentionWeights read = first_layer_from_views(model.config, safetensors_views({&file}), "slices", FirstLayerPart::attention);
-    check_same_bits(first_layer_attention(model.config, read, tokens).update,
-                    first_layer_attention(model.config, first_layer_of(model), tokens).update);
+    CHECK(same_bits(first_layer_attention(model.config, read, tokens).update,
+                    first_layer_attention(model.config, first_layer_of(model), tokens).update));
 
     const FirstLayerAttentionWeights four = first_layer_from_views(model.config, safetensors_views({&file}), "slice");
     CHECK(four.wv.size() == 0);

@@ -10,17 +10,13 @@
 #include "model/token_batch.hpp"
 #include "verify/checks.hpp"
 #include "verify/compare.hpp"
+#include "test_helpers.hpp"
 
 using namespace anatomy;
+using namespace anatomy::test;
 
 namespace {
 
-const CheckRecord& find_check(const std::vector<CheckRecord>& checks, const std::string& id) {
-    for (const CheckRecord& c : checks)
-        if (c.id == id) return c;
-    FAIL("no check " << id);
-    throw;
-}
 
 }  // namespace
 

@@ -17,8 +17,10 @@
 #include "tokenizer/synthetic_tokenizer.hpp"
 #include "verify/check_suite.hpp"
 #include "verify/compare.hpp"
+#include "test_helpers.hpp"
 
 using namespace anatomy;
+using namespace anatomy::test;
 
 namespace {
 
@@ -26,13 +28,6 @@ constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 constexpr double infinity = std::numeric_limits<double>::infinity();
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 constexpr float inf_f = std::numeric_limits<float>::infinity();
-
-const CheckRecord& find_check(const std::vector<CheckRecord>& checks, const std::string& id) {
-    for (const CheckRecord& c : checks)
-        if (c.id == id) return c;
-    FAIL("no check " << id);
-    return checks.front();
-}
 
 // The tiny model with one weight of layer 0's q_proj replaced by `value` (head 0's first output channel).
 Model<float> with_q_weight(float value) {

@@ -20,8 +20,10 @@
 #include "ops/rope.hpp"
 #include "ops/swiglu.hpp"
 #include "verify/compare.hpp"
+#include "test_helpers.hpp"
 
 using namespace anatomy;
+using namespace anatomy::test;
 
 TEST_CASE("RMSNorm of a constant vector c is sign(c) * scale") {
     // mean(c^2) = c^2, so y = c / sqrt(c^2 + eps) * w = sign(c) w (1 - eps / 2c^2 + ...).
@@ -200,11 +202,6 @@ PlainAttention<Real> plain_attention(const Tensor4<Real>& q, const Tensor4<Real>
                 }
             }
     return r;
-}
-
-template <typename Real>
-bool same_bits(const Tensor4<Real>& a, const Tensor4<Real>& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Real)) == 0;
 }
 
 TEST_CASE("the reference attention steps and the vectorised ones give the bits of plain in-order loops") {
