@@ -177,19 +177,18 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write(corpus[-100000:])  # inside the held-out tenth; attn stream reads its first 2,000 tokens
         text_file = f.name
+    scores_text = corpus[-100000:][:63]  # the heads' scores: held-out characters within the trained positions
     try:
-        rows = []
+        runs = []
         for name, what, extra, config in chosen:
             folder = os.path.join(RUNS_DIR, name)
             if not args.table:
                 started = time.time()
                 folder = train(args.attn, name, extra, config, args.threads)
                 print("%s: %.0f s" % (name, time.time() - started), file=sys.stderr, flush=True)
-            if os.path.exists(os.path.join(ROOT, folder, "training.json")):
-                rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
-        for name, what, folder in made:
-            if os.path.exists(os.path.join(ROOT, folder, "training.json")):
-                rows.append(measure(args.attn, name, what, folder, text_file, corpus[-100000:][:63]))
+            runs.append((name, what, folder))
+        rows = [measure(args.attn, name, what, folder, text_file, scores_text)
+                for name, what, folder in runs + made if os.path.exists(os.path.join(ROOT, folder, "training.json"))]
         print(table(rows))
         if args.json:
             with open(args.json, "w") as f:

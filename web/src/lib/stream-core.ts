@@ -138,8 +138,7 @@ export class StreamSession {
 
   /** Part of the reference: the losses of predictions from .. to-1 (needs no run first). */
   referenceLosses(options: StreamOptions, from: number, to: number): ReferencePart {
-    const { losses, ms } = unwrap<{ losses: number[]; ms: number }>(this.raw.referenceLosses({ ...options, from, to }));
-    return { losses, ms };
+    return unwrap<ReferencePart>(this.raw.referenceLosses({ ...options, from, to }));
   }
 
   /** The rest of the reference: its greedy continuation of the text. */
