@@ -66,15 +66,18 @@ ctest --preset native -L browser -LE alone -j 2
 echo "== tests: native"
 ctest --preset native -LE browser -j 2
 
+# The browser tests that time the page's responsiveness, one at a time with no other test
+# beside them. The sanitizer and cuda builds go on at the lowest priority, on what the
+# page leaves of the cores (their frames and clicks stayed well inside the tests' limits).
+echo "== tests: native, the page in Chromium, timed (one at a time, alone)"
+ctest --preset native -L alone
+
 if [ -n "${pids[cuda]:-}" ]; then finish cuda; fi
 finish native-asan
 if [ -d build/cuda ] && grep -q "ANATOMY_CUDA:BOOL=ON" build/cuda/CMakeCache.txt 2>/dev/null; then
   echo "== tests: cuda (label gpu; without a device they print SKIPPED: no CUDA device)"
   ctest --preset cuda -L '^gpu$' --verbose | grep -E "SKIPPED|Test +#|tests passed|failed out of"
 fi
-# The browser tests that time the page's responsiveness, with nothing beside them.
-echo "== tests: native, the page in Chromium, timed (one at a time, alone)"
-ctest --preset native -L alone
 echo "== tests: native-asan (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # Tests of the page and of the wasm modules run no native code, the comparisons of the
 # wasm modules with attn run native commands the command-line tests run here too
