@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # Installs whatever this project needs that the machine lacks: Debian packages
-# with apt-get (only when one is missing). Safe to run again; prints what it does.
+# with apt-get (only when one is missing), then the page's npm packages (npm ci in
+# web/, when its lock file is newer than what is installed). Safe to run again; prints
+# what it does.
+#   scripts/install-deps.sh           both
+#   scripts/install-deps.sh debian    the Debian packages only
+#   scripts/install-deps.sh npm       the npm packages only
 set -euo pipefail
+part="${1:-all}"
+case "$part" in
+  all | debian | npm) ;;
+  *) echo "usage: scripts/install-deps.sh [debian|npm]" >&2; exit 2 ;;
+esac
 
 packages=(
   cmake ninja-build g++                 # native build
@@ -24,29 +34,36 @@ if [ "${ANATOMY_BENCH_PEERS:-0}" = 1 ]; then
   packages+=(python3-torch libopenblas0)
 fi
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-# Node.js may come from outside Debian; only install Debian's when there is none.
-command -v node >/dev/null || missing+=(nodejs)
-command -v npm >/dev/null || missing+=(npm)
+install_debian() {
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  # Node.js may come from outside Debian; only install Debian's when there is none.
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
 
-if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "install-deps: all Debian packages present"
-fi
+  if ((${#missing[@]})); then
+    echo "install-deps: installing ${missing[*]}"
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  else
+    echo "install-deps: all Debian packages present"
+  fi
+}
 
-# Front-end packages, exactly as locked in web/package-lock.json.
-web="$(cd "$(dirname "$0")/.." && pwd)/web"
-if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
-  echo "install-deps: npm ci in web/"
-  (cd "$web" && npm ci --no-audit --no-fund)
-else
-  echo "install-deps: web/node_modules is up to date"
-fi
+install_npm() {
+  # Front-end packages, exactly as locked in web/package-lock.json.
+  web="$(cd "$(dirname "$0")/.." && pwd)/web"
+  if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+    echo "install-deps: npm ci in web/"
+    (cd "$web" && npm ci --no-audit --no-fund)
+  else
+    echo "install-deps: web/node_modules is up to date"
+  fi
+}
+
+[ "$part" = npm ] || install_debian
+[ "$part" = debian ] || install_npm

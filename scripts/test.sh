@@ -11,7 +11,7 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$repo_root"
-scripts/install-deps.sh
+scripts/install-deps.sh debian
 
 logs="$repo_root/build/test-logs"
 mkdir -p "$logs"
@@ -45,10 +45,13 @@ stop_all() {
 }
 trap stop_all EXIT
 
-start wasm 0 bash -c 'scripts/build.sh wasm && scripts/build-web.sh'
-# No other build reads the sanitizer build's objects, and its compiles took a fifth more
-# CPU time through ccache (which preprocesses a source before compiling it) than without.
-start native-asan 19 env CCACHE_DISABLE=1 scripts/build.sh native-asan
+# The page's npm packages are installed here, beside the native build, which needs none.
+start wasm 0 bash -c 'scripts/install-deps.sh npm && scripts/build.sh wasm && scripts/build-web.sh'
+# What the sanitizer run below runs: the unit tests and attn. No other build reads its
+# objects, and its compiles took a fifth more CPU time through ccache (which
+# preprocesses a source before compiling it) than without.
+start native-asan 19 env CCACHE_DISABLE=1 bash -c 'echo "== build: native-asan" &&
+  cmake --preset native-asan >/dev/null && cmake --build --preset native-asan --target attn core_tests'
 scripts/build.sh native
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the

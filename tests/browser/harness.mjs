@@ -7,7 +7,8 @@
 //                                  how to build it, when it holds no index.html
 //   startServer(root = distDir())  -> { origin, port, root, close() }
 //                                  node:http on 127.0.0.1, ephemeral port, files under root only,
-//                                  correct MIME types (application/wasm), 404 for missing files
+//                                  correct MIME types (application/wasm), 404 for missing files;
+//                                  assets/'s hashed files may be cached for good
 //   launchBrowser({ args })        -> playwright Browser: Debian's /usr/bin/chromium, headless,
 //                                  a fresh temporary profile; extra args are appended
 //   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above;
@@ -152,6 +153,15 @@ const mimeTypes = {
   '.safetensors': 'application/octet-stream',
 };
 
+// Vite names each built script, style, font and wasm module in assets/ by a hash of its
+// content (name-Cq2x_8Yk.wasm): a new build gives a new name, so a static host may let
+// browsers keep them for good, and this server does, as one would. A page reopened in the
+// same browser context then takes them from the cache with the code V8 compiled for them
+// (a test that watches what a page fetches opens a fresh context: openPage).
+function isHashedAsset(file) {
+  return /[/\\]assets[/\\][^/\\]+-[A-Za-z0-9_-]{8}\.[a-z0-9]+$/.test(file);
+}
+
 export function startServer(root = distDir()) {
   const base = path.resolve(root);
   const server = http.createServer((request, response) => {
@@ -176,6 +186,7 @@ export function startServer(root = distDir()) {
       response.writeHead(200, {
         'Content-Type': mimeTypes[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
         'Content-Length': body.length,
+        ...(isHashedAsset(file) ? { 'Cache-Control': 'public, max-age=31536000, immutable' } : {}),
       });
       response.end(request.method === 'HEAD' ? undefined : body);
     });
