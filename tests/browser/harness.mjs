@@ -5,14 +5,16 @@
 // Setup
 //   distDir()                      web/dist, or $ANATOMY_WEB_DIST (ctest sets it); fails, saying
 //                                  how to build it, when it holds no index.html
-//   startServer(root = distDir())  -> { origin, port, root, close() }
+//   startServer(root = distDir(), { cacheAssets = true })  -> { origin, port, root, close() }
 //                                  node:http on 127.0.0.1, ephemeral port, files under root only,
 //                                  correct MIME types (application/wasm), 404 for missing files;
-//                                  assets/'s hashed files may be cached for good
+//                                  assets/'s hashed files may be cached for good unless
+//                                  cacheAssets is false (a benchmark of first visits)
 //   launchBrowser({ args })        -> playwright Browser: Debian's /usr/bin/chromium, headless,
 //                                  a fresh temporary profile; extra args are appended
-//   startSite({ root, args })      -> { server, browser, url(path), close() }: both of the above;
-//                                  the one site every file shares under group.mjs (shareSites)
+//   startSite({ root, args, cacheAssets })  -> { server, browser, url(path), close() }: both of
+//                                  the above; the one site every file shares under group.mjs
+//                                  (shareSites) when none is given
 //
 // One page
 //   openPage(browser, url, { width = 1280, height = 800, initScript, waitUntil, fresh })
@@ -157,12 +159,14 @@ const mimeTypes = {
 // content (name-Cq2x_8Yk.wasm): a new build gives a new name, so a static host may let
 // browsers keep them for good, and this server does, as one would. A page reopened in the
 // same browser context then takes them from the cache with the code V8 compiled for them
-// (a test that watches what a page fetches opens a fresh context: openPage).
+// (a test that watches what a page fetches opens a fresh context: openPage). The benchmarks
+// that load a page again and again in one context, each load timed as a first visit or its
+// files counted, turn this off.
 function isHashedAsset(file) {
   return /[/\\]assets[/\\][^/\\]+-[A-Za-z0-9_-]{8}\.[a-z0-9]+$/.test(file);
 }
 
-export function startServer(root = distDir()) {
+export function startServer(root = distDir(), { cacheAssets = true } = {}) {
   const base = path.resolve(root);
   const server = http.createServer((request, response) => {
     let file;
@@ -186,7 +190,7 @@ export function startServer(root = distDir()) {
       response.writeHead(200, {
         'Content-Type': mimeTypes[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
         'Content-Length': body.length,
-        ...(isHashedAsset(file) ? { 'Cache-Control': 'public, max-age=31536000, immutable' } : {}),
+        ...(cacheAssets && isHashedAsset(file) ? { 'Cache-Control': 'public, max-age=31536000, immutable' } : {}),
       });
       response.end(request.method === 'HEAD' ? undefined : body);
     });
@@ -220,8 +224,8 @@ export async function launchBrowser({ args = [] } = {}) {
   return chromium.launch({ executablePath: chromiumPath, headless: true, args: [...chromiumArgs, ...args] });
 }
 
-async function openSite({ root, args } = {}) {
-  const server = await startServer(root);
+async function openSite({ root, args, cacheAssets } = {}) {
+  const server = await startServer(root, { cacheAssets });
   let browser;
   try {
     browser = await launchBrowser({ args });
@@ -245,7 +249,7 @@ async function openSite({ root, args } = {}) {
 let sharedSite = null;
 
 /**
- * From now on startSite() without root or args answers one site for every caller, whose
+ * From now on startSite() without options answers one site for every caller, whose
  * close() leaves it open; resolves to a function that closes it. For group.mjs.
  */
 export function shareSites() {
@@ -257,8 +261,10 @@ export function shareSites() {
   };
 }
 
-export async function startSite({ root, args } = {}) {
-  if (!sharedSite || root !== undefined || args !== undefined) return openSite({ root, args });
+export async function startSite({ root, args, cacheAssets } = {}) {
+  if (!sharedSite || root !== undefined || args !== undefined || cacheAssets !== undefined) {
+    return openSite({ root, args, cacheAssets });
+  }
   sharedSite.opening ??= openSite();
   const site = await sharedSite.opening;
   return { ...site, close: async () => {} };

@@ -61,7 +61,7 @@ const option = (name, fallback) => {
 };
 const seconds = option('seconds', 240), every = option('every', 10), nativeSteps = option('native-steps', 1500), minSeconds = option('min-seconds', 60), repeats = args.includes('--repeats') ? String(option('repeats', 0.25)) : null;
 
-const site = await startSite();
+const site = await startSite({ cacheAssets: false });  // every load fetches and compiles, as a first visit
 try {
   const { page, close } = await openPage(site.browser, site.url('index.html'));
   await waitForWidgets(page);

@@ -534,7 +534,7 @@ function table(result) {
 }
 
 const dist = distDir();
-const site = await startSite({ root: dist });
+const site = await startSite({ root: dist, cacheAssets: false });  // each page's files counted as a first visit fetches them
 let result;
 try {
   progress(`serving ${dist} at ${site.server.origin}`);
@@ -546,7 +546,7 @@ try {
     targets,
     size: measureSize(dist),
   };
-  const against = againstDir ? await startServer(againstDir) : null;
+  const against = againstDir ? await startServer(againstDir, { cacheAssets: false }) : null;
   try {
     result.first_figure = await measureFirstFigure(site, result.size, against);
   } finally {

@@ -73,7 +73,7 @@ const report = { load_average_start: os.loadavg().map((x) => round(x, 2)) };
 
 // ---- the page in Chromium ----
 {
-  const site = await startSite();
+  const site = await startSite({ cacheAssets: false });  // every load fetches and compiles, as a first visit
   try {
     const first = [], whole = [], typed = [];
     for (let i = 0; i < 10; i++) {
