@@ -64,11 +64,10 @@ fi
 finish wasm
 
 # The page's test files run two at a time in one Chromium (browser_site, group.mjs
-# --concurrency 2; tests/browser/CMakeLists.txt), beside the trained model's (ctest -j 2).
-# Two at a time keep 2 cores busy; one at a time, the low-priority builds beside them
-# slowed every page and the whole run took longer.
+# --concurrency 2; tests/browser/CMakeLists.txt): they keep 2 cores busy; one at a time,
+# the low-priority builds beside them slowed every page and the whole run took longer.
 echo "== tests: native, the page in Chromium (two files at a time)"
-ctest --preset native -L browser -LE alone -j 2
+ctest --preset native -L browser -LE alone
 # Two at a time: many wait on the processes they start.
 echo "== tests: native"
 ctest --preset native -LE browser -j 2
