@@ -50,14 +50,12 @@ start wasm 0 bash -c 'scripts/install-deps.sh npm && scripts/build.sh wasm && sc
 # What the sanitizer run below runs: the unit tests and attn. No other build reads its
 # objects, and its compiles took a fifth more CPU time through ccache (which
 # preprocesses a source before compiling it) than without.
-start native-asan 19 env CCACHE_DISABLE=1 bash -c 'echo "== build: native-asan" &&
-  cmake --preset native-asan >/dev/null && cmake --build --preset native-asan --target attn core_tests'
+start native-asan 19 env CCACHE_DISABLE=1 scripts/build.sh native-asan --target attn core_tests
 scripts/build.sh native
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
   # Every target that holds CUDA code: attn and the tests/cuda executables (the rest is the
   # native build again, which ccache answers now that the native build is done).
-  start cuda 19 bash -c 'echo "== build: cuda" && cmake --preset cuda >/dev/null &&
-    cmake --build --preset cuda --target attn gpu_host_tests gpu_kernel_tests'
+  start cuda 19 scripts/build.sh cuda --target attn gpu_host_tests gpu_kernel_tests
 else
   echo "== build: cuda SKIPPED (no nvcc on this machine)"
 fi
