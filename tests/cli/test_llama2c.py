@@ -158,6 +158,10 @@ class Llama2c(AttnTestCase):
                 ids = llama2c_numpy.encode(prompt, pieces, scores)
                 self.assertEqual(trace["tokens"][0], ids)
                 self.assertEqual(trace["probe"]["continuation"]["ids"], llama2c_numpy.greedy(model, ids, len(ids) - 1 + 12))
+                if os.environ.get("ANATOMY_SANITIZED") == "1":
+                    # 7 s a version at these sizes under the sanitizer build, which verifies a
+                    # llama2c file in test_verify_takes_the_file; the native pass runs this one.
+                    continue
                 # stories15M's 6 query heads each have a KV head of their own: h2 (heads sharing a KV head
                 # attend differently) has nothing to compare and is left out.
                 table = self.ok("verify", "--checkpoint", model)

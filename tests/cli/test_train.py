@@ -147,6 +147,9 @@ class Train(AttnTestCase):
         self.assertIn("holds learned attention sinks", refused.stderr)
 
     def test_same_seed_same_bytes_on_any_number_of_threads(self):
+        if os.environ.get("ANATOMY_SANITIZED") == "1":
+            # Three runs to the end; the sanitizer run trains on 2 threads in the test above.
+            self.skipTest("SKIPPED: three full runs under the sanitizer build; the native pass runs it")
         text = self.write_text("text.txt", generated_text(20000))
         outputs = {}
         for name, extra in [("one", ["--threads", "1"]), ("two", ["--threads", "2"]), ("seed", ["--seed", "2"])]:
@@ -204,6 +207,9 @@ class Train(AttnTestCase):
         self.assertEqual(os.listdir(out), ["keep.txt"])
 
     def test_weight_decay_reaches_the_optimizer_and_the_record(self):
+        if os.environ.get("ANATOMY_SANITIZED") == "1":
+            # Three runs; under the sanitizer build every other run here decays at the default 0.1.
+            self.skipTest("SKIPPED: three runs compared under the sanitizer build; the native pass runs it")
         text = self.write_text("text.txt", generated_text(20000))
         records = {}
         for decay in ["0", "0.1", "1"]:

@@ -12,6 +12,16 @@
 
 namespace anatomy::test {
 
+// True in the sanitizer build (tests/unit/CMakeLists.txt). A test case decorated with
+// doctest::skip(under_sanitizer) is bulk arithmetic at a whole model's scale, 10 to 20
+// times slower under the sanitizers: the native run holds its assertions, and the
+// sanitizer run reaches the same code through the smaller case its comment names.
+#ifdef ANATOMY_SANITIZED
+inline constexpr bool under_sanitizer = true;
+#else
+inline constexpr bool under_sanitizer = false;
+#endif
+
 // The same shape and the same bits (NaNs included, where == would say no).
 template <typename Real, std::size_t N>
 bool same_bits(const xt::xtensor<Real, N>& a, const xt::xtensor<Real, N>& b) {
