@@ -16,6 +16,9 @@
   steps from the recorded settings on ../shared/corpora/tinyshakespeare.txt gives the
   recorded losses and gradient norms bit for bit (skipped, with
   ANATOMY_NO_SHARED_MODELS=1, in a clone without ../shared).
+- Under the sanitizer build (ANATOMY_SANITIZED=1) the runs compared three at a time
+  (seeds and threads, weight decay) and the shipped models' retraining are skipped: the
+  native pass runs them.
 
 Run: ATTN=build/native/native/attn /usr/bin/python3 tests/cli/test_train.py
 """
@@ -148,7 +151,8 @@ class Train(AttnTestCase):
 
     def test_same_seed_same_bytes_on_any_number_of_threads(self):
         if os.environ.get("ANATOMY_SANITIZED") == "1":
-            # Three runs to the end; the sanitizer run trains on 2 threads in the test above.
+            # Three runs to the end; under the sanitizer build 2 threads train in
+            # test_trains_and_writes_a_checkpoint_that_verify_and_probe_read.
             self.skipTest("SKIPPED: three full runs under the sanitizer build; the native pass runs it")
         text = self.write_text("text.txt", generated_text(20000))
         outputs = {}
