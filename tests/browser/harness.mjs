@@ -261,10 +261,8 @@ export function shareSites() {
   };
 }
 
-export async function startSite({ root, args, cacheAssets } = {}) {
-  if (!sharedSite || root !== undefined || args !== undefined || cacheAssets !== undefined) {
-    return openSite({ root, args, cacheAssets });
-  }
+export async function startSite(options = {}) {
+  if (!sharedSite || Object.values(options).some((value) => value !== undefined)) return openSite(options);
   sharedSite.opening ??= openSite();
   const site = await sharedSite.opening;
   return { ...site, close: async () => {} };

@@ -25,7 +25,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_cli import AttnTestCase  # noqa: E402
+from test_cli import SANITIZED, AttnTestCase  # noqa: E402
 import llama2c_numpy  # noqa: E402
 
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "models", "stories260K"))
@@ -158,7 +158,7 @@ class Llama2c(AttnTestCase):
                 ids = llama2c_numpy.encode(prompt, pieces, scores)
                 self.assertEqual(trace["tokens"][0], ids)
                 self.assertEqual(trace["probe"]["continuation"]["ids"], llama2c_numpy.greedy(model, ids, len(ids) - 1 + 12))
-                if os.environ.get("ANATOMY_SANITIZED") == "1":
+                if SANITIZED:
                     # 7 s a version at these sizes under the sanitizer build, which verifies a
                     # llama2c file in test_verify_takes_the_file; the native pass runs this one.
                     continue

@@ -37,7 +37,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_cli import ATTN, AttnTestCase, read_safetensors, run_attn  # noqa: E402
+from test_cli import ATTN, SANITIZED, AttnTestCase, read_safetensors, run_attn  # noqa: E402
 
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 MODELS = os.path.join(REPO, "web", "public", "models")
@@ -150,7 +150,7 @@ class Train(AttnTestCase):
         self.assertIn("holds learned attention sinks", refused.stderr)
 
     def test_same_seed_same_bytes_on_any_number_of_threads(self):
-        if os.environ.get("ANATOMY_SANITIZED") == "1":
+        if SANITIZED:
             # Three runs to the end; under the sanitizer build 2 threads train in
             # test_trains_and_writes_a_checkpoint_that_verify_and_probe_read.
             self.skipTest("SKIPPED: three full runs under the sanitizer build; the native pass runs it")
@@ -211,7 +211,7 @@ class Train(AttnTestCase):
         self.assertEqual(os.listdir(out), ["keep.txt"])
 
     def test_weight_decay_reaches_the_optimizer_and_the_record(self):
-        if os.environ.get("ANATOMY_SANITIZED") == "1":
+        if SANITIZED:
             # Three runs; under the sanitizer build every other run here decays at the default 0.1.
             self.skipTest("SKIPPED: three runs compared under the sanitizer build; the native pass runs it")
         text = self.write_text("text.txt", generated_text(20000))
@@ -272,7 +272,7 @@ class Train(AttnTestCase):
     def test_memory_estimate_is_close_to_the_measured_peak(self):
         # The estimate (core/train/trainer.hpp, training_memory) decides which runs are
         # refused before they start; it is held here to what a run really takes.
-        if os.environ.get("ANATOMY_SANITIZED") == "1":
+        if SANITIZED:
             print("SKIPPED: the sanitizers' shadow memory is part of the peak", file=sys.stderr)
             return
         text = self.write_text("text.txt", generated_text(60000))
@@ -295,7 +295,7 @@ class Train(AttnTestCase):
                 self.assertLess(estimate, measured * 1.5, "estimate %.0f MB, measured %.0f MB" % (estimate / 1e6, measured / 1e6))
 
     def test_shipped_models_retrain_their_first_50_steps_bit_for_bit(self):
-        if os.environ.get("ANATOMY_SANITIZED") == "1":
+        if SANITIZED:
             # 50 steps of the width-64 model take minutes under AddressSanitizer; the
             # native pass runs this test, and tests/wasm/train.test.mjs retrains in wasm.
             self.skipTest("SKIPPED: too slow under the sanitizer build; the native pass runs it")
