@@ -212,7 +212,8 @@ export function mountFirstTokenWeight(root: HTMLElement, _context: WidgetContext
     const theirs = el(
       'table',
       { class: 'score-table' },
-      el('caption', {}, 'Qwen3-0.6B (28 layers, a 29-token prompt): mean weight on position 0'),
+      el('caption', {}, 'Qwen3-0.6B (28 layers, a 29-token prompt): mean weight on position 0, published figures (',
+        el('a', { href: '#ref-qwen3-sinks' }, 'source'), '), not measured here'),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'layer'), ...qwen3Sinks.map(([l]) => el('th', { scope: 'col' }, String(l))))),
       el('tbody', {}, el('tr', {}, el('th', { scope: 'row' }, 'weight'), ...qwen3Sinks.map(([, w]) => el('td', {}, formatNumber(w, 3))))),
     );

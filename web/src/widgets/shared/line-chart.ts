@@ -2,8 +2,9 @@
 // each way, lines told apart by dash pattern and a label at their end (not by colour
 // alone), optional vertical markers, horizontal rules and highlighted points. It is
 // drawn at the width it is given, so text keeps its size from 360 px to desktop.
-// Users: the cost widget (log-log FLOPs against length, cost/cost.ts) and the loss
-// curves of live training and the Shakespeare model (loss-curve.ts).
+// Users: the cost widget (log-log FLOPs against length, cost/cost.ts), the loss curves
+// of live training and the Shakespeare model (loss-curve.ts), and the StreamingLLM
+// figure's loss per position (streaming/streaming.ts).
 import './line-chart.css';
 import { observeWidth, svgEl } from '../../lib/dom';
 
@@ -77,6 +78,12 @@ export class LineChart {
     this.draw();
   }
 
+  /** Draws nothing until the next setData. */
+  clear(): void {
+    this.spec = null;
+    this.root.replaceChildren();
+  }
+
   private draw(): void {
     const spec = this.spec;
     // Until the ResizeObserver has reported a width there is nothing to size to (and
@@ -85,7 +92,7 @@ export class LineChart {
     const width = Math.max(260, Math.min(760, this.width));
     const markers = (spec.markers ?? []).filter((marker) => marker.x >= spec.x.domain[0] && marker.x <= spec.x.domain[1]);
     const legend = width < this.layout.legendBelow;
-    const legendHeight = legend ? 6 + legendRow * (spec.series.length + markers.length) : 0;
+    const legendHeight = legend ? 6 + legendRow * spec.series.length : 0;
     const plotHeight = this.layout.height(width);
     const height = plotHeight + legendHeight;
     const m = { ...this.layout.margin, bottom: this.layout.margin.bottom + legendHeight };
@@ -113,28 +120,32 @@ export class LineChart {
     // fill none here as well as in line-chart.css: an SVG shape fills black by default.
     svg.append(svgEl('rect', { x: m.left, y: m.top, width: plotW, height: plotH, fill: 'none', class: 'chart-frame' }));
     svg.append(svgEl('text', { x: m.left + plotW / 2, y: plotHeight - 6, 'text-anchor': 'middle', class: 'chart-axis-title' }, spec.x.title));
-    svg.append(svgEl('text', { x: 4, y: 12, class: 'chart-axis-title' }, spec.y.title));
+    // Above the frame, from its left edge: clear of the y axis's tick labels, which end left of it.
+    svg.append(svgEl('text', { x: m.left, y: m.top - 5, class: 'chart-axis-title' }, spec.y.title));
 
     for (const rule of spec.rules ?? []) {
       svg.append(svgEl('line', { x1: m.left, x2: m.left + plotW, y1: sy(rule.y), y2: sy(rule.y), class: 'chart-rule' }));
       svg.append(svgEl('text', { x: m.left + plotW - 4, y: sy(rule.y) - 4, 'text-anchor': 'end', class: 'chart-rule-label' }, rule.label));
     }
-    for (const marker of markers) {
+    // Each marker's label beside its line, at the foot of the plot (the series' own labels
+    // sit at their ends), one row up for each marker to its left, so that markers a few
+    // pixels apart (or hugging the axis) keep labels of their own.
+    [...markers].sort((a, b) => a.x - b.x).forEach((marker, row) => {
       const x = sx(marker.x), right = x > m.left + plotW * 0.6;
       svg.append(svgEl('line', { x1: x, x2: x, y1: m.top, y2: m.top + plotH, class: 'chart-marker' }));
-      // At the foot of the line: the series' own labels sit at their ends.
-      if (!legend)
-        svg.append(svgEl('text', { x: right ? x - 4 : x + 4, y: m.top + plotH - 6, 'text-anchor': right ? 'end' : 'start', class: 'chart-marker-label' }, marker.label));
+      svg.append(svgEl('text', {
+        x: right ? x - 4 : x + 4, y: m.top + plotH - 6 - 14 * row, 'text-anchor': right ? 'end' : 'start',
+        class: 'chart-marker-label', 'data-marker': String(marker.x),
+      }, marker.label));
       if (marker.y !== undefined) svg.append(svgEl('circle', { cx: x, cy: sy(marker.y), r: 4.5, class: 'chart-marker-dot' }));
-    }
+    });
     const drawn = spec.series.filter((s) => s.points.length > 0);
     for (const series of drawn) {
       const d = series.points.map(([x, y], i) => `${i ? 'L' : 'M'}${sx(x).toFixed(1)} ${sy(y).toFixed(1)}`).join('');
       svg.append(svgEl('path', { d, fill: 'none', class: `chart-line ${series.className}`, ...(series.id ? { 'data-series': series.id } : {}) }));
     }
     if (legend) {
-      // One row per line and per marker under the axis title: a short stretch of its
-      // stroke, then its label.
+      // One row per line under the axis title: a short stretch of its stroke, then its label.
       let y = plotHeight + 6;
       const row = (sample: SVGElement, label: string, labelClass: string) => {
         svg.append(sample, svgEl('text', { x: m.left + 34, y: y + 4, class: labelClass }, label));
@@ -142,8 +153,6 @@ export class LineChart {
       };
       for (const series of spec.series)
         row(svgEl('line', { x1: m.left, x2: m.left + 26, y1: y, y2: y, class: `chart-line chart-legend-line ${series.className}` }), series.name, `chart-line-label ${series.className}`);
-      for (const marker of markers)
-        row(svgEl('line', { x1: m.left + 13, x2: m.left + 13, y1: y - 7, y2: y + 7, class: 'chart-marker' }), marker.label, 'chart-marker-label');
     } else {
       // Labels just past the end of each line (inside the plot), pushed apart when they would overlap.
       const ends = drawn.map((s) => ({ s, end: s.points[s.points.length - 1] })).sort((a, b) => sy(a.end[1]) - sy(b.end[1]));

@@ -15,5 +15,7 @@ export const sinkModels: ShippedModel[] = [
 ];
 
 // Qwen3-0.6B, a 29-token prompt: the mean weight the second half of the queries give
-// position 0, by layer (published; notebook.html#sinks quotes it).
+// position 0, by layer (published, not measured here; notebook.html#sinks quotes it and
+// its references list gives the source).
+export const qwen3SinksSource = 'the "Attention" chapter of the notebook LLM Internals: Anatomy of the Transformer';
 export const qwen3Sinks: [number, number][] = [[0, 0.006], [2, 0.028], [6, 0.555], [13, 0.426], [20, 0.677], [27, 0.769]];

@@ -69,6 +69,12 @@ class StreamWorker {
 
 const workerName = (k: number) => (k === 0 ? 'streaming' : `streaming ${k + 1}`);
 
+/** How far a run's reference has got: predictions computed of those it makes. */
+export type StreamProgress = (done: number, total: number) => void;
+
+/** The error a run ends with when stop() ended it. */
+export class StreamStopped extends Error {}
+
 export interface StreamRunResult {
   report: StreamReport;  // all four policies
   ms: number;            // from the request to the report, as the reader waits
@@ -77,6 +83,7 @@ export interface StreamRunResult {
 
 export class StreamWorkers {
   private readonly workers: StreamWorker[];
+  private stopped = false;
 
   constructor(count = Math.max(1, Math.min(maxWorkers, navigator.hardwareConcurrency || 1))) {
     this.workers = Array.from({ length: count }, (_, k) => new StreamWorker(workerName(k)));
@@ -108,17 +115,36 @@ export class StreamWorkers {
   }
 
   /**
-   * The four policies on `options`: `policies` gets the three caches' report as soon as
-   * the first worker has it, the result holds the reference as well. Throws a worker's error.
+   * Ends the run under way at once: every worker is stopped (the run throws StreamStopped)
+   * and the next load starts new ones.
    */
-  async run(options: StreamOptions, policies: (report: StreamReport) => void): Promise<StreamRunResult> {
+  stop(): void {
+    this.stopped = true;
+    for (const worker of this.workers) worker.terminate();
+  }
+
+  /**
+   * The four policies on `options`: `policies` gets the three caches' report as soon as
+   * the first worker has it, `progress` each part of the reference as it comes, and the
+   * result holds the reference as well. Throws a worker's error, or StreamStopped.
+   */
+  async run(options: StreamOptions, policies: (report: StreamReport) => void, progress: StreamProgress = () => {}): Promise<StreamRunResult> {
+    this.stopped = false;
+    try {
+      return await this.runAll(options, policies, progress);
+    } catch (error) {
+      throw this.stopped ? new StreamStopped('stopped') : error;
+    }
+  }
+
+  private async runAll(options: StreamOptions, policies: (report: StreamReport) => void, progress: StreamProgress): Promise<StreamRunResult> {
     const started = performance.now();
     const [first, ...others] = this.workers;
     // The caches start at once; the parts wait for the count of predictions, which a worker
     // with no caches to run gives (its text is then read for the parts it takes).
     const counted = (others[0] ?? first).ask({ kind: 'count', options }, 'count');
     const losses = new Map<number, number[]>();  // by first prediction
-    let continuation: number[] = [], referenceMs = 0, failed = false, next = 0;
+    let continuation: number[] = [], referenceMs = 0, failed = false, next = 0, done = 0;
 
     // Each worker takes the next part until none is left, the parts shrinking as the end
     // nears (a quarter of what is left per worker, at most partPredictions) so that the
@@ -138,6 +164,8 @@ export class StreamWorkers {
         const answer = await worker.ask({ kind: 'losses', options, from, to }, 'losses');
         losses.set(from, answer.losses);
         referenceMs += answer.ms;
+        done += to - from;
+        progress(done, predictions);
       }
     };
     const caches = first.ask({ kind: 'run', options }, 'policies').then((answer) => {

@@ -6,31 +6,40 @@
 //
 //   the chart     each policy's loss per position, as the mean over runs of tokens, with
 //                 the first eviction and the end of the model's trained positions marked
+//                 and labelled
 //   the table     the mean loss after the first eviction, and where each policy first
 //                 departs from the reference by more than 0.01 nats
 //   continuations what each policy's cache makes the model write next (greedy)
+//   notes         a window longer than the model's trained positions; a text the model
+//                 reads poorly even with the whole window (every policy then about
+//                 equally lost)
+//
+// A run shows the reference's progress and can be stopped; a run that fails clears the
+// last one's results, and while a run is under way the last results are greyed. A URL
+// asking for more than autoRunTokens tokens waits for Run instead of starting by itself.
 //
 // URL state: streaming.model, streaming.w, streaming.k, streaming.n (tokens).
 import './streaming.css';
 import { el, formatNumber, labelled, numberInput, select, setStatus } from '../../lib/dom';
 import { markInvalid } from '../../lib/fields';
-import { checkpointFiles, fetchBytes, type PolicyName, type StreamModelFiles, type StreamReport } from '../../lib/stream-core';
+import { checkpointFiles, fetchBytes, type PolicyName, type StreamModelFiles, type StreamModelInfo, type StreamReport } from '../../lib/stream-core';
 import type { UrlState } from '../../lib/url-state';
 import { groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from '../shared/line-chart';
 import { binnedLosses, roundTicks } from '../shared/loss-curve';
 import { sinkModels } from '../shared/sink-models';
-import { StreamWorkers, type StreamRunResult } from './stream-workers';
+import { StreamStopped, StreamWorkers, type StreamRunResult } from './stream-workers';
 
 interface ModelChoice {
   id: string;
   label: string;
+  trainedOn: string;  // what the model read in training, for the note on a text it reads poorly
   files: () => Promise<StreamModelFiles>;
 }
 
 /** A folder attn train wrote, shipped under web/public/models/. */
 function checkpointChoice(id: string, label: string, dir: string): ModelChoice {
-  return { id, label, files: () => checkpointFiles(dir) };
+  return { id, label, trainedOn: 'Tiny Shakespeare', files: () => checkpointFiles(dir) };
 }
 
 const models: ModelChoice[] = [
@@ -38,6 +47,7 @@ const models: ModelChoice[] = [
   {
     id: 'stories260K',
     label: 'stories260K (llama2.c, trained on children\'s stories)',
+    trainedOn: 'children\'s stories (TinyStories)',
     files: async () => ({
       format: 'llama2c',
       model: await fetchBytes('./models/stories260K/stories260K.bin'),
@@ -70,6 +80,14 @@ const policyClass: Record<PolicyName, string> = {
 
 const generateTokens = 40;
 const bins = 160;
+/** Longer runs (20,000 tokens take half a minute on a laptop's cores) start only when Run is pressed. */
+const autoRunTokens = 5000;
+/**
+ * A model that loses more than this share of ln V nats per token (V: its vocabulary) even
+ * when every window is recomputed reads the text poorly: the Shakespeare models lose
+ * about 0.36 of ln 65 on held-out Shakespeare, stories260K about 0.75 of ln 512 on it.
+ */
+const poorFitShare = 0.6;
 
 export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }): void {
   const modelPicker = select(models.map((m) => [m.id, m.label]), models.some((m) => m.id === state.get('model')) ? state.get('model')! : models[0].id);
@@ -84,6 +102,17 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
   const lengthInput = numberInput('number', 100, 20000, 100, state.getNumber('n', 2000, 100, 20000));
   lengthInput.dataset.testid = 'streaming-length';
   const runButton = el('button', { type: 'button', 'data-testid': 'streaming-run' }, 'Run');
+  const stopButton = el('button', { type: 'button', 'data-testid': 'streaming-stop' }, 'Stop');
+  const progress = el('progress', { max: 1, value: 0, 'data-testid': 'streaming-progress', 'aria-label': 'the reference\'s predictions computed' });
+  const progressText = el('span', { 'data-testid': 'streaming-progress-text' });
+  const progressRow = el('div', { class: 'streaming-progress' }, progress, progressText, stopButton);
+  progressRow.hidden = true;
+  // Beside the controls: a window longer than the model's training.
+  const windowNote = el('p', { class: 'streaming-note', 'data-kind': 'warning', 'data-testid': 'streaming-window-note', 'aria-live': 'polite' });
+  windowNote.hidden = true;
+  // Above the chart: a text the model reads poorly.
+  const fitNote = el('p', { class: 'streaming-note', 'data-kind': 'warning', 'data-testid': 'streaming-fit-note' });
+  fitNote.hidden = true;
   const status = el('p', { class: 'status', 'data-testid': 'streaming-status', 'aria-live': 'polite' });
   const chart = new LineChart({
     height: (width) => Math.round(Math.max(220, Math.min(320, width * 0.45))),
@@ -104,7 +133,10 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       labelled('Sinks K', sinksInput, 'first entries kept'),
       labelled('Tokens', lengthInput, 'decoded from the text'),
       runButton),
+    windowNote,
     status,
+    progressRow,
+    fitNote,
     chart.root,
     summary,
     table,
@@ -116,7 +148,40 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
 
   let heldoutText: string | null = null;
   let loadedModel: string | null = null;
+  let modelInfo: StreamModelInfo | null = null;  // the loaded model's
   let running = false;
+  const results = [chart.root, summary, table, continuations];
+
+  /** The note beside W: said while W exceeds the positions the loaded model was trained on. */
+  const showWindowNote = () => {
+    const W = windowInput.valueAsNumber;
+    const trainedPositions = modelInfo?.context ?? null;
+    const past = trainedPositions !== null && Number.isInteger(W) && W > trainedPositions;
+    windowNote.hidden = !past;
+    windowNote.textContent = past
+      ? `W = ${W} is more than the ${trainedPositions} positions this model was trained on (0 to ${trainedPositions! - 1}): ` +
+        `before the first eviction every policy, the reference too, reads positions it never saw in training, so all four lose alike.`
+      : '';
+  };
+
+  /** Greys the last results while a run is under way (they may be another model's). */
+  const markStale = (stale: boolean) => {
+    for (const node of results) node.toggleAttribute('data-stale', stale);
+    table.querySelector('table')?.toggleAttribute('data-stale', stale);
+  };
+
+  /** Removes the last results: a run failed, and they are not what the controls now ask for. */
+  const clearResults = () => {
+    chart.clear();
+    summary.textContent = '';
+    table.replaceChildren();
+    continuations.replaceChildren();
+    fitNote.hidden = true;
+    markStale(false);
+    delete root.dataset.ms;
+    delete root.dataset.policiesMs;
+    delete root.dataset.tokens;
+  };
 
   const textNow = () => (textPicker.value === 'heldout' ? heldoutText ?? '' : pasted.value);
 
@@ -132,13 +197,15 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       return false;
     }
     loadedModel = null;  // the workers drop their model before they read the next one
+    modelInfo = null;
     try {
-      await workers.load(files);
+      modelInfo = await workers.load(files);
     } catch (error) {
       setStatus(status, `The core could not read ${choice.label}: ${(error as Error).message}`, 'error');
       return false;
     }
     loadedModel = choice.id;
+    showWindowNote();
     return true;
   };
 
@@ -167,21 +234,42 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     running = true;
     runButton.disabled = true;
     root.dataset.busy = 'true';
+    markStale(true);
     try {
-      if (!(await loadModel())) return;
+      if (!(await loadModel())) {
+        clearResults();
+        return;
+      }
       const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
       state.set({ model: modelPicker.value, w: W, k: K, n: N });
       setStatus(status, `Decoding up to ${groupDigits(N)} tokens under four policies…`);
+      progress.value = 0;
+      progressText.textContent = 'the three caches and the reference have started';
+      progressRow.hidden = false;
+      let shownDone = 0;
       try {
-        const result = await workers.run({ text, window: W, sinks: K, length: N, generate: generateTokens }, (policies) => show(policies));
+        const result = await workers.run({ text, window: W, sinks: K, length: N, generate: generateTokens }, (policies) => show(policies),
+          (done, total) => {
+            shownDone = done;
+            progress.max = total;
+            progress.value = done;
+            progressText.textContent = `the reference: ${groupDigits(done)} of ${groupDigits(total)} predictions`;
+          });
         show(result.report, result);
       } catch (error) {
-        if (workers.broken) loadedModel = null;  // the next run starts new workers and loads the model again
-        setStatus(status, `${(error as Error).message}.`, 'error');
+        loadedModel = workers.broken ? null : loadedModel;  // the next run starts new workers and loads the model again
+        if (error instanceof StreamStopped) {
+          setStatus(status, `Stopped after ${groupDigits(shownDone)} predictions of the reference: press Run to start again.`);
+          markStale(false);  // what was shown (the three caches, if they were done) belongs to these settings
+        } else {
+          clearResults();
+          setStatus(status, `${(error as Error).message}.`, 'error');
+        }
       }
     } finally {
       running = false;
       runButton.disabled = false;
+      progressRow.hidden = true;
       delete root.dataset.busy;
       if (again) {
         again = false;
@@ -191,6 +279,7 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
   };
 
   const show = (report: StreamReport, whole?: StreamRunResult) => {
+    markStale(false);
     root.dataset.policiesMs = report.policies_ms.toFixed(1);
     if (whole) root.dataset.ms = whole.ms.toFixed(1);
     root.dataset.tokens = String(report.tokens);
@@ -224,11 +313,32 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       (pastTrained
         ? `Keeping everything costs ${mean('keep_all')}: its positions run to ${groupDigits(report.tokens - 1)}, past the ${groupDigits(report.trained_positions)} the model was trained on.`
         : `Keeping everything costs ${mean('keep_all')}; its positions stay within the ${groupDigits(report.trained_positions)} the model was trained on.`);
+    showFitNote(report, complete);
     continuations.replaceChildren(...report.policies.map((p) => el('p', { 'data-policy': p.policy },
       el('span', { class: `streaming-policy ${policyClass[p.policy]}` }, `${policyLabel[p.policy]}: `),
       el('q', { class: 'streaming-continuation' }, p.continuation?.text ?? ''))));
   };
 
+  /** Said when even the reference, every window recomputed, is closer to guessing than to knowing. */
+  const showFitNote = (report: StreamReport, complete: boolean) => {
+    const reference = report.policies.find((p) => p.policy === 'recompute_window');
+    const vocabulary = modelInfo!.vocab_size;
+    const guess = Math.log(vocabulary);
+    // A window past the trained positions explains a high loss by itself (the note beside W says so).
+    const withinTraining = report.window <= modelInfo!.context;
+    const poor = complete && withinTraining && reference !== undefined && reference.mean_loss_after_first_eviction > poorFitShare * guess;
+    fitNote.hidden = !poor;
+    fitNote.dataset.share = poor ? String(reference!.mean_loss_after_first_eviction / guess) : '';
+    if (!poor) return;
+    const model = models.find((m) => m.id === loadedModel)!;
+    fitNote.textContent =
+      `This model reads this text poorly: even recomputing every window it loses ${formatNumber(reference!.mean_loss_after_first_eviction, 3)} nats per token, ` +
+      `against ln ${vocabulary} = ${formatNumber(guess, 3)} for guessing evenly among its ${groupDigits(vocabulary)} tokens. It was trained on ${model.trainedOn}. ` +
+      `Every policy is about as lost, so their differences here say little about eviction; try a text like the one it was trained on.`;
+  };
+
+  stopButton.addEventListener('click', () => workers.stop());
+  windowInput.addEventListener('input', showWindowNote);
   modelPicker.addEventListener('change', () => void run());
   textPicker.addEventListener('change', () => {
     pasted.closest('div')!.hidden = textPicker.value !== 'pasted';
@@ -250,6 +360,11 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       setStatus(status, 'This copy of the page was built without the held-out excerpt (scripts/build-web.sh writes it when the corpus is beside the project): paste a text.');
       return;
     }
+    const N = lengthInput.valueAsNumber;
+    if (Number.isInteger(N) && N > autoRunTokens) {
+      setStatus(status, `Press Run to decode ${groupDigits(N)} tokens: a run this long takes a while (it shows its progress, and Stop ends it).`);
+      return;
+    }
     void run();
   });
 }
@@ -264,11 +379,13 @@ function chartSpec(report: StreamReport): ChartSpec {
   const values = series.flatMap((s) => s.points.map(([, y]) => y));
   const top = Math.max(1, Math.ceil(Math.max(...values)));
   const N = report.tokens - 1;
+  // Position W is the first prediction after an eviction; position P (the trained
+  // positions) the first the model never saw in training.
   const markers = [{ x: report.first_eviction_at, label: report.first_eviction_at === report.trained_positions
-    ? `first eviction, and the ${report.trained_positions} trained positions end`
-    : `first eviction (W = ${report.window})` }];
+    ? `${report.window}: first eviction, and past the ${report.trained_positions} trained positions`
+    : `${report.window}: first eviction (W = ${report.window})` }];
   if (report.trained_positions !== report.first_eviction_at && report.trained_positions < N)
-    markers.push({ x: report.trained_positions, label: `${report.trained_positions} trained positions end` });
+    markers.push({ x: report.trained_positions, label: `${report.trained_positions}: past the ${report.trained_positions} trained positions` });
   const means = report.policies.map((p) => `${policyLabel[p.policy]} ${formatNumber(p.mean_loss_after_first_eviction, 2)}`).join(', ');
   return {
     label: `Loss per token against position for ${groupDigits(report.tokens)} tokens, W = ${report.window}, K = ${report.sinks}. ` +
