@@ -65,6 +65,7 @@
 //   layoutWidth(page)              -> { viewport, scrollWidth, offenders }: offenders are the
 //                                  outermost elements sticking out past the viewport's right edge
 //   blackShare(page, selector)     -> the share of the element's pixels on screen that are black
+//   seriesPixels(page, selector)   -> each line of a chart as drawn: its colour's pixels, its share along its path
 //   screenshot(page, name)         full-page PNG into $SCREENSHOT_DIR (no-op when unset)
 //
 // A new test file (name it in CMakeLists.txt's browser_tests, in a group or alone):
@@ -582,6 +583,49 @@ export async function blackShare(page, selector) {
     for (let i = 0; i < data.length; i += 4) if (data[i] < 24 && data[i + 1] < 24 && data[i + 2] < 24) black++;
     return black / (image.width * image.height);
   }, png.toString('base64'));
+}
+
+/**
+ * How a line chart's series look on screen (`selector`: the chart's root): for each
+ * path[data-series], its stroke colour, length and width, how many of the chart's pixels
+ * have its colour (within 40 of each channel), and the share of points along its path,
+ * one every 2 px, that show its colour within 2 px. A line drawn as a line covers at most
+ * about its length times its width; a filled shape covers far more.
+ */
+export async function seriesPixels(page, selector) {
+  const chart = page.locator(selector).first();
+  const png = await chart.screenshot();
+  const box = await chart.boundingBox();
+  return page.evaluate(async ([base64, selector, origin]) => {
+    const image = new Image();
+    image.src = `data:image/png;base64,${base64}`;
+    await image.decode();
+    const canvas = new OffscreenCanvas(image.width, image.height);
+    const context = canvas.getContext('2d');
+    context.drawImage(image, 0, 0);
+    const { data, width, height } = context.getImageData(0, 0, image.width, image.height);
+    const near = (i, [r, g, b]) => Math.abs(data[i] - r) <= 40 && Math.abs(data[i + 1] - g) <= 40 && Math.abs(data[i + 2] - b) <= 40;
+    return [...document.querySelector(selector).querySelectorAll('path[data-series]')].map((path) => {
+      const style = getComputedStyle(path);
+      const colour = style.stroke.match(/\d+/g).slice(0, 3).map(Number);
+      let pixels = 0;
+      for (let i = 0; i < data.length; i += 4) if (near(i, colour)) pixels++;
+      const length = path.getTotalLength(), matrix = path.getScreenCTM();
+      let seen = 0, samples = 0;
+      for (let at = 0; at <= length; at += 2) {
+        const p = path.getPointAtLength(at);
+        const x = Math.round(matrix.a * p.x + matrix.c * p.y + matrix.e - origin.x), y = Math.round(matrix.b * p.x + matrix.d * p.y + matrix.f - origin.y);
+        samples++;
+        let found = false;
+        for (let dy = -2; dy <= 2 && !found; dy++) for (let dx = -2; dx <= 2 && !found; dx++) {
+          const px = x + dx, py = y + dy;
+          if (px >= 0 && py >= 0 && px < width && py < height && near((py * width + px) * 4, colour)) found = true;
+        }
+        if (found) seen++;
+      }
+      return { series: path.dataset.series, colour: style.stroke, fill: style.fill, length, width: parseFloat(style.strokeWidth), pixels, alongPath: seen / samples };
+    });
+  }, [png.toString('base64'), selector, { x: box.x, y: box.y }]);
 }
 
 export async function screenshot(page, name) {

@@ -14,6 +14,9 @@
 //   focus:    a focused heatmap's focus ring lies inside every box that clips it
 //   names:    no two visible buttons of a widget have the same accessible name
 //   symbols:  the notebook's code uses its own symbols (sqrt(d_h), not chapter 1's D)
+//   charts:   every line of every chart drawn has no fill (computed style: a stylesheet rule
+//             that fills a series turns its line into a solid shape), and no axis title
+//             overlaps a tick label
 //   alone:    each widget, reached straight from the top of a freshly loaded page (so that
 //             no other widget's code or styles have loaded unless it needs them), is drawn
 //             complete: its figure has no black area (under 1% of its pixels black; an SVG
@@ -207,6 +210,46 @@ for (const pageName of pages) {
           return found;
         });
         assert.deepEqual(clipped, []);
+      });
+    }
+
+    for (const view of views) {
+      test(`every chart's lines are strokes, never filled shapes, and its axis titles clear its tick labels at ${view.width} px`, async (t) => {
+        // Chapter 1 draws the Shakespeare model's loss curve, the notebook the cost widget's,
+        // once laid out (sections far from the viewport are not: content-visibility).
+        const { page } = view.opened;
+        await page.evaluate(async () => {
+          const start = scrollY;
+          for (const chart of document.querySelectorAll('.line-chart')) {
+            chart.scrollIntoView({ block: 'center' });
+            await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+          }
+          scrollTo(0, start);
+        });
+        if (pageName !== 'exercises.html')
+          await page.waitForFunction(() => document.querySelector('svg.line-chart-svg .chart-line'), null, { timeout: 20_000 }).catch(() => {});
+        const charts = await page.evaluate(() => [...document.querySelectorAll('svg.line-chart-svg')].filter((svg) => svg.getClientRects().length)
+          .map((svg) => {
+            const where = svg.closest('[data-widget]')?.dataset.widget ?? '(no widget)';
+            const lines = [...svg.querySelectorAll('.chart-line')].map((line) => ({
+              series: line.dataset.series ?? line.getAttribute('class'), fill: getComputedStyle(line).fill,
+            }));
+            const box = (node) => { const b = node.getBBox(); return { text: node.textContent, left: b.x, right: b.x + b.width, top: b.y, bottom: b.y + b.height }; };
+            const titles = [...svg.querySelectorAll('.chart-axis-title')].map(box);
+            const ticks = [...svg.querySelectorAll('.chart-tick')].map(box);
+            const overlaps = titles.flatMap((title) => ticks.filter((tick) =>
+              tick.left < title.right && title.left < tick.right && tick.top < title.bottom && title.top < tick.bottom)
+              .map((tick) => `"${title.text}" over the tick "${tick.text}"`));
+            return { where, lines, overlaps };
+          }));
+        if (pageName === 'exercises.html' && charts.length === 0) {
+          t.skip('no chart on this page');
+          return;
+        }
+        assert.ok(charts.some((chart) => chart.lines.length > 0), `${pageName}: no chart line found to check`);
+        const filled = charts.flatMap((chart) => chart.lines.filter((line) => line.fill !== 'none').map((line) => `${chart.where}: ${line.series} fill ${line.fill}`));
+        assert.deepEqual(filled, [], 'chart lines drawn as filled shapes');
+        assert.deepEqual(charts.flatMap((chart) => chart.overlaps.map((o) => `${chart.where}: ${o}`)), [], 'axis titles overlapping tick labels');
       });
     }
 

@@ -2,7 +2,9 @@
 // for every model it shows, each head's first-token score (and, for the model with learned
 // sink logits, its share to the sink) is what the stream module computes under Node on
 // the same text and files, number for number; its findings quote the strongest of them;
-// Qwen3's table holds the figures the notebook's prose quotes; a text longer than the
+// Qwen3's table holds the figures the notebook's prose quotes; the bars draw the tables'
+// numbers with the 0.3 and 0.5 marks; on the sink experiment's text the strongest head
+// scores what attn train recorded natively for it, and the prose quotes both; a text longer than the
 // models' trained positions gets a message and the last good tables stay; the URL keeps
 // the text.
 import assert from 'node:assert/strict';
@@ -80,7 +82,45 @@ test('every head\'s score is the stream module\'s on the same text, and the find
     assert.equal(`${Math.round(value * 100)}%`, percent);
     assert.ok(prose.includes(percent), `the prose quotes ${percent}`);
   }
+  // The bars draw the tables' numbers, every head in layer order, with a line at each mark.
+  const bars = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-widget="sink-scores"] .score-bars')]
+    .map((figure) => [figure.dataset.testid, {
+      scores: [...figure.querySelectorAll('rect.score-bar')].map((bar) => Number(bar.dataset.score)),
+      marks: [...figure.querySelectorAll('.score-mark-label')].map((label) => label.textContent),
+    }])));
+  for (const id of models) {
+    assert.deepEqual(bars[`sink-scores-${id}-bars`]?.scores, shown[`sink-scores-${id}`].flat(), `${id}: the bars`);
+    assert.deepEqual(bars[`sink-scores-${id}-bars`].marks, ['0.3', '0.5: a sink']);
+    if (shown[`sink-scores-${id}-learned`]) assert.deepEqual(bars[`sink-scores-${id}-learned-bars`].scores, shown[`sink-scores-${id}-learned`].flat());
+  }
+  assert.deepEqual(bars['sink-scores-qwen3-bars'].scores, qwen);
   assertNoProblems(problems, 'the sink-scores figure');
+});
+
+test('the score depends on the text: the experiment\'s text gives what attn train recorded, and the prose quotes both', async (t) => {
+  const { page, problems } = await open(t);
+  const strongestOf = async (id) => Number(await page.locator(`p.finding[data-model="${id}"][data-strongest]`).getAttribute('data-strongest'));
+  const onFigureText = await strongestOf('shakespeare-4-layers');
+  const quoted = await page.locator('[data-experiment]').evaluateAll((nodes) => Object.fromEntries(nodes.map((n) => [n.dataset.model, Number(n.dataset.experiment)])));
+  await page.getByTestId('sink-scores-experiment-text').click();
+  await page.waitForFunction(() => /GREMIO/.test(document.querySelector('[data-testid="sink-scores-text"]').value));
+  for (const id of ['shakespeare', 'shakespeare-4-layers', 'shakespeare-learned-sinks']) {
+    // attn train scores every head natively on the same text when it writes the record.
+    const record = JSON.parse(fs.readFileSync(path.join(modelsDir, id, 'training.json'), 'utf8'));
+    const recorded = record.head_patterns.patterns.find((p) => p.name === 'first_token').strongest;
+    const shown = await strongestOf(id);
+    assert.ok(Math.abs(shown - recorded.score) <= 1e-4, `${id}: the page ${shown} on the experiment's text, attn train ${recorded.score}`);
+    // What the figure said on its own text of the same head on the experiment's.
+    const tables = await page.locator(`table[data-testid="sink-scores-${id}"] td[data-score]`).evaluateAll((cells) => cells.map((c) => Number(c.dataset.score)));
+    assert.ok(tables.includes(quoted[id]), `${id}: the figure quoted ${quoted[id]} for the experiment's text`);
+  }
+  const record = JSON.parse(fs.readFileSync(path.join(modelsDir, 'shakespeare-4-layers', 'training.json'), 'utf8'));
+  const claim = (name) => page.locator(`[data-claim="${name}"]`).textContent();
+  assert.equal(await claim('sinks-4-layers-figure'), onFigureText.toFixed(3));
+  assert.equal(await claim('sinks-4-layers-experiment'), record.head_patterns.patterns.find((p) => p.name === 'first_token').strongest.score.toFixed(3));
+  assert.notEqual(onFigureText.toFixed(3), (await strongestOf('shakespeare-4-layers')).toFixed(3), 'the two texts give different scores');
+  assert.match(await page.locator('p.finding[data-model="shakespeare-4-layers"][data-experiment]').textContent(), /the text the sink experiment scores its heads on/);
+  assertNoProblems(problems, 'the sink-scores figure on the experiment\'s text');
 });
 
 test('a text longer than the trained positions gets a message, the tables stay, and the URL keeps a good text', async (t) => {

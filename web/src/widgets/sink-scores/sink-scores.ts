@@ -75,7 +75,7 @@ function show(root: HTMLElement, status: HTMLElement, state: UrlState, sessions:
   // Qwen3's columns are layers, not heads: relabel them.
   theirsTable.querySelectorAll('thead th').forEach((th, i) => { th.textContent = i === 0 ? '' : `layer ${qwen3Sinks[i - 1][0]}`; });
   theirsTable.querySelector('tbody th')!.textContent = 'weight';
-  const theirs = el('div', { class: 'sink-scores-model', 'data-model': 'qwen3' },
+  const theirs = el('div', { class: 'sink-scores-published' },
     el('h4', { class: 'view-subtitle' }, 'Qwen3-0.6B (published figures, not measured here)'),
     scoreBars([{ label: 'Qwen3-0.6B, by layer', bars: qwen3Sinks.map(([layer, value]) => ({ label: `L${layer}`, value })) }], marks,
       `${qwen3Caption}: ${qwen3Sinks.map(([layer, w]) => `layer ${layer} ${w}`).join(', ')}.`, 'sink-scores-qwen3-bars'),

@@ -369,8 +369,12 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
   });
 }
 
+/** The order the chart draws the policies in, bottom first (streaming.css says why). */
+const drawingOrder: PolicyName[] = ['recompute_window', 'sinks_and_window', 'sliding_window', 'keep_all'];
+
 function chartSpec(report: StreamReport): ChartSpec {
-  const series = report.policies.map((p) => ({
+  const drawn = drawingOrder.flatMap((name) => report.policies.filter((p) => p.policy === name));
+  const series = drawn.map((p) => ({
     name: policyLabel[p.policy],
     points: binnedLosses(p.losses, bins).map(([end, loss]) => [end, loss] as [number, number]),
     className: policyClass[p.policy],
