@@ -1,8 +1,8 @@
 // StreamingLLM's question in the page: a long text decoded one token at a time through
 // a KV cache of at most W entries, under each eviction policy, against recomputing
 // every prediction from the last W tokens: core/stream/stream_report.hpp, the code
-// `attn stream` runs. A module of its own (attention_stream.js/.wasm), loaded when the
-// notebook's StreamingLLM widget (in its worker) or sink-scores figure comes near.
+// `attn stream` runs. Part of the notebook's module (attention_notebook.js/.wasm), which
+// the StreamingLLM widget's workers and the sink-scores figure load as they come near.
 //
 //   const s = new core.StreamSession();
 //   s.loadCheckpoint(config, safetensorsBytes, safetensorsHeader, tokenizer)

@@ -14,10 +14,11 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Where the wasm preset puts its output unless ANATOMY_WASM_DIR says otherwise.
 export const wasmDir = process.env.ANATOMY_WASM_DIR || path.join(repo, 'build', 'wasm', 'wasm');
 
-// Loads one of the wasm preset's modules: 'attention_core' (what the chapters use),
-// 'attention_judge' (the exercise judge), 'attention_trained' (the page's trained-model widget), 'attention_train' (training),
-// 'attention_trace_viewer' (the trace viewer's trace, checks, checkpoint export and attn diff), 'attention_stream' (the
-// StreamingLLM widget's eviction policies) or 'attention_bench' (the CPU benchmark, tools/bench-wasm.mjs).
+// Loads one of the wasm preset's modules: 'attention_core' (chapter 1's), 'attention_notebook' (the notebook's,
+// its StreamingLLM figure's eviction policies and sink scores among them), 'attention_judge' (the exercise judge),
+// 'attention_trained' (the page's trained-model widget), 'attention_train' (training), 'attention_trace_viewer' (the
+// trace viewer's trace, checks, checkpoint export and attn diff) or 'attention_bench' (the CPU benchmark,
+// tools/bench-wasm.mjs).
 export async function loadModule(name, dir = wasmDir) {
   const js = path.join(dir, `${name}.js`);
   const wasm = path.join(dir, `${name}.wasm`);
@@ -60,10 +61,6 @@ export function loadTrain(dir = wasmDir) {
 
 export function loadTraceViewer(dir = wasmDir) {
   return loadModule('attention_trace_viewer', dir);
-}
-
-export function loadStream(dir = wasmDir) {
-  return loadModule('attention_stream', dir);
 }
 
 export function loadFirstLayer(dir = wasmDir) {

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertNoProblems, openPage, repoRoot, startSite, waitForWidget } from './harness.mjs';
-import { loadStream } from '../../wasm/load-node.mjs';
+import { loadNotebook } from '../../wasm/load-node.mjs';
 import { safetensorsHeader } from '../../web/src/lib/safetensors.mjs';
 
 const modelsDir = path.join(repoRoot, 'web', 'public', 'models');
@@ -20,7 +20,7 @@ const modelsDir = path.join(repoRoot, 'web', 'public', 'models');
 let site, stream;
 before(async () => {
   site = await startSite();
-  stream = await loadStream();
+  stream = await loadNotebook();
 });
 after(() => site?.close());
 

@@ -1,5 +1,6 @@
 // The two chapters' modules, each with what its own widgets call and nothing more:
-// the notebook's (attention_notebook: bindings_config, bindings_lessons, bindings_session)
+// the notebook's (attention_notebook: bindings_config, bindings_lessons, bindings_session,
+// bindings_stream)
 // and chapter 1's (attention_core: the explorer's forward, RoPE, the Shakespeare
 // checkpoint, and bindings_config too; the trace and the checks are the trace viewer's,
 // wasm_matches_native.test.mjs). What they share answers alike;
@@ -120,7 +121,7 @@ test('each module leaves out what only the other chapter calls', () => {
     assert.equal(typeof core[name], 'function', `attention_core lost ${name}`);
     assert.equal(notebook[name], undefined, `attention_notebook has ${name}: it should be chapter 1's alone`);
   }
-  for (const name of ['maskTiles', 'softLookup', 'attentionCost', 'DecodeSession']) {
+  for (const name of ['maskTiles', 'softLookup', 'attentionCost', 'DecodeSession', 'StreamSession']) {
     assert.equal(typeof notebook[name], 'function', `attention_notebook lost ${name}`);
     assert.equal(core[name], undefined, `attention_core has ${name}: it should be the notebook's alone`);
   }

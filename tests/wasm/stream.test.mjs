@@ -1,4 +1,4 @@
-// The StreamingLLM widget's module (wasm/bindings_stream.cpp, attention_stream.wasm)
+// The StreamingLLM widget's stream session (wasm/bindings_stream.cpp, in attention_notebook.wasm)
 // under Node against the native `attn stream --json` on the same text: the Shakespeare
 // model attn train wrote (web/public/models/shakespeare) and llama2.c's stories260K.
 // Every policy's loss at every position agrees to 1e-4 nats (the native build fuses
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadCore, loadStream } from './load_core.mjs';
+import { loadCore, loadNotebook } from './load_core.mjs';
 import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
 import { stories260K } from '../shared-models.mjs';
 import { safetensorsHeader } from '../../web/src/lib/safetensors.mjs';
@@ -40,7 +40,7 @@ function nativeStream(args, text) {
 }
 
 async function shakespeareSession() {
-  const module = await loadStream();
+  const module = await loadNotebook();
   const session = new module.StreamSession();
   const model = new Uint8Array(fs.readFileSync(path.join(shakespeare, 'model.safetensors')));
   const info = JSON.parse(session.loadCheckpoint(
@@ -155,7 +155,7 @@ test('head scores: the first-token score of every head is chapter 1\'s, bit for 
 
 test('stories260K (llama2.c): every policy as attn stream computes it', async () => {
   const { model, tokenizer } = stories260K();
-  const module = await loadStream();
+  const module = await loadNotebook();
   const session = new module.StreamSession();
   const info = JSON.parse(session.loadLlama2c(new Uint8Array(fs.readFileSync(model)), new Uint8Array(fs.readFileSync(tokenizer))));
   assert.equal(info.error, undefined, info.error);
@@ -168,7 +168,7 @@ test('stories260K (llama2.c): every policy as attn stream computes it', async ()
 });
 
 test('bad input is an {error}: no model yet, sinks not fewer than the window, a text that evicts nothing, bad numbers, bad files', async () => {
-  const module = await loadStream();
+  const module = await loadNotebook();
   const empty = new module.StreamSession();
   assert.match(JSON.parse(empty.run({ text: verse })).error, /no model/);
   assert.match(JSON.parse(empty.addReference()).error, /no run/);
@@ -193,7 +193,7 @@ test('2,000 tokens under all four policies, timed (the page promises under a sec
   const runs = [];
   for (let i = 0; i < 3; i++) runs.push(run(session, { text, window: 64, sinks: 4, length: 2000 }));
   const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[1];
-  console.log(`attention_stream under Node, 2,000 tokens, W = 64 (median of 3): the three caches ${median('policies_ms').toFixed(0)} ms, ` +
+  console.log(`attention_notebook's stream session under Node, 2,000 tokens, W = 64 (median of 3): the three caches ${median('policies_ms').toFixed(0)} ms, ` +
     `the reference ${median('reference_ms').toFixed(0)} ms`);
   assert.ok(runs.every((r) => Number.isFinite(r.ms) && Math.abs(r.ms - r.policies_ms - r.reference_ms) < 1e-6));
   session.delete();

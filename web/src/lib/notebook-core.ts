@@ -1,11 +1,22 @@
 // The notebook chapter's wasm module, attention_notebook (wasm/CMakeLists.txt): the
 // exports its widgets call (masks, soft lookup, cost, presets and cache sizes, the KV
-// stepper's session) and not the explorer's forward, the trace, the checks or RoPE,
-// so the chapter loads 93 kB of wasm instead of attention_core's 136. Calling
-// one of those gets a CoreError naming the module.
+// stepper's session; and the stream session, which stream-core.ts wraps) and not the
+// explorer's forward, the trace, the checks or RoPE. Calling one of those gets a
+// CoreError naming the module. The page's thread instantiates it once, for both.
 import createAnatomyNotebook from '@wasm/attention_notebook.js';
 import wasmUrl from '@wasm/attention_notebook.wasm?url';
-import { bindCore } from './core';
+import { bindCore, type Core } from './core';
 import { moduleLoader } from './wasm-compile';
 
-export const loadNotebookCore = moduleLoader(createAnatomyNotebook, wasmUrl, (raw) => bindCore(raw, 'attention_notebook'));
+/** The module's .wasm, for a worker that compiles (or is given) it itself. */
+export const notebookWasmUrl = wasmUrl;
+
+/** The module as Emscripten made it, instantiated once per thread. */
+export const loadNotebookModule = moduleLoader(createAnatomyNotebook, wasmUrl, (raw) => raw);
+
+let bound: Promise<Core> | null = null;
+export const loadNotebookCore = (): Promise<Core> => {
+  bound ??= loadNotebookModule().then((raw) => bindCore(raw, 'attention_notebook'));
+  bound.catch(() => (bound = null)); // a failed fetch may be retried
+  return bound;
+};

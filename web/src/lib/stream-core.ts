@@ -1,14 +1,14 @@
-// The StreamingLLM widget's module (wasm/bindings_stream.cpp, attention_stream): a long
-// text decoded one token at a time through a KV cache of at most W entries under each
-// eviction policy, against recomputing every prediction from the last W tokens, by the
-// core's stream_report, the code `attn stream` runs (in the StreamingLLM widget's worker);
-// and the sink scores of a model's heads (the notebook's sink-scores figure).
-import createAnatomyStream from '@wasm/attention_stream.js';
-import wasmUrl from '@wasm/attention_stream.wasm?url';
+// The StreamingLLM widget's session (wasm/bindings_stream.cpp, in the notebook's module
+// attention_notebook): a long text decoded one token at a time through a KV cache of at
+// most W entries under each eviction policy, against recomputing every prediction from
+// the last W tokens, by the core's stream_report, the code `attn stream` runs (in the
+// StreamingLLM widget's workers); and the sink scores of a model's heads (the notebook's
+// sink-scores figure).
 import type { ModelConfig } from './core-types';
+import { loadNotebookModule, notebookWasmUrl } from './notebook-core';
 import { safetensorsHeader } from './safetensors.mjs';
 import { unwrapResult } from './wasm-result';
-import { compileWasm, moduleLoader, useCompiled } from './wasm-compile';
+import { compileWasm, useCompiled } from './wasm-compile';
 
 export type PolicyName = 'keep_all' | 'sliding_window' | 'sinks_and_window' | 'recompute_window';
 
@@ -96,10 +96,10 @@ interface RawSession {
 
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new StreamError(message));
 
-const loadModule = moduleLoader(createAnatomyStream, wasmUrl, (raw) => raw as { StreamSession: new () => RawSession });
+const loadModule = () => loadNotebookModule() as Promise<{ StreamSession: new () => RawSession }>;
 
-/** The stream module's wasm, compiled once for the page: its workers share it (StreamSession.open's `compiled`). */
-export const compileStreamWasm = (): Promise<WebAssembly.Module> => compileWasm(wasmUrl);
+/** The module's wasm, compiled once for the page: its workers share it (StreamSession.open's `compiled`). */
+export const compileStreamWasm = (): Promise<WebAssembly.Module> => compileWasm(notebookWasmUrl);
 
 /** One loaded model; run() decodes a text under every policy. */
 export class StreamSession {
@@ -107,7 +107,7 @@ export class StreamSession {
 
   /** `compiled`: compileStreamWasm's module, from the page (a worker then compiles nothing of its own). */
   static async open(files: StreamModelFiles, compiled?: WebAssembly.Module): Promise<StreamSession> {
-    if (compiled) useCompiled(wasmUrl, compiled);
+    if (compiled) useCompiled(notebookWasmUrl, compiled);
     const module = await loadModule();
     const raw = new module.StreamSession();
     try {
