@@ -80,19 +80,30 @@ function renderMarkdown(repo: string, source: string, page: string, shipped: Map
   return { title, body };
 }
 
+// The documents' list on every docs page, in sentence case as the site's headings are
+// (README and Llama are names). A document missing here stops the build.
 const pageNames: Record<string, string> = {
   'docs/readme.html': 'README',
   'docs/diff.html': 'Checking your Llama',
   'docs/trace-schema.html': 'Trace files',
   'docs/architecture.html': 'Architecture',
   'docs/perf.html': 'Performance',
+  'docs/sinks.html': 'Attention sinks',
 };
+
+function pageName(doc: string): string {
+  const name = pageNames[doc];
+  if (name === undefined) throw new Error(`docs-pages: ${doc} has no name in the documents' list (pageNames in web/tools/docs-pages.ts)`);
+  return name;
+}
 
 /** A whole page: the site's header, the documents' list, the rendered Markdown. */
 function pageHtml(page: string, source: string, title: string, body: string, docs: string[], css: string, archive: ArchiveInfo): string {
   const documentLinks = docs
-    .map((doc) => `<a href="${relativeUrl(page, doc)}"${doc === page ? ' aria-current="page"' : ''}>${escapeHtml(pageNames[doc] ?? path.posix.basename(doc, '.html'))}</a>`)
+    .map((doc) => `<a href="${relativeUrl(page, doc)}"${doc === page ? ' aria-current="page"' : ''}>${escapeHtml(pageName(doc))}</a>`)
     .join('\n    ');
+  // The document's heading, or its name in the list where the heading is the site's own name (the README).
+  const pageTitle = title === siteName ? pageName(page) : title;
   const root = (file: string) => relativeUrl(page, file);
   return `<!doctype html>
 <html lang="en">
@@ -100,7 +111,7 @@ function pageHtml(page: string, source: string, title: string, body: string, doc
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <link rel="icon" href="${root('favicon.svg')}" type="image/svg+xml">
-  <title>${escapeHtml(title)} · ${siteName}</title>
+  <title>${escapeHtml(pageTitle)} · ${siteName}</title>
   <style>
 ${css}
   </style>
