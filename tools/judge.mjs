@@ -190,7 +190,8 @@ function readableReport(report, titles) {
   const lines = [`${report.exercise}: ${report.passed_count} of ${report.total} tests passed`];
   for (const c of report.cases) lines.push(...caseLines(c, titles));
   if (report.diagnosis) {
-    lines.push('', `diagnosis: ${report.diagnosis.title} [${report.diagnosis.id}]`, `  ${report.diagnosis.explanation}`);
+    const { title, id, summary, explanation } = report.diagnosis;
+    lines.push('', `diagnosis: ${title} [${id}]`, ...(summary ? [`  ${summary}`] : []), `  ${explanation}`);
   }
   const { atol, rtol } = report.tolerance;
   lines.push('', `tolerance: |got - expected| <= ${atol.toExponential()} + ${rtol.toExponential()} * |expected| ` +

@@ -264,7 +264,10 @@ def readable_report(report, titles):
         lines += case_lines(c, titles)
     if report.get("diagnosis"):
         diagnosis = report["diagnosis"]
-        lines += ["", f"diagnosis: {diagnosis['title']} [{diagnosis['id']}]", f"  {diagnosis['explanation']}"]
+        lines += ["", f"diagnosis: {diagnosis['title']} [{diagnosis['id']}]"]
+        if diagnosis.get("summary"):
+            lines.append(f"  {diagnosis['summary']}")
+        lines.append(f"  {diagnosis['explanation']}")
     tolerance = report["tolerance"]
     lines += ["", f"tolerance: |got - expected| <= {js_exponential(tolerance['atol'])} + "
                   f"{js_exponential(tolerance['rtol'])} * |expected| (see core/judge/compare.hpp for why)"]

@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
 import { defineConfig, Plugin } from 'vite';
 import katex from 'katex';
-import { readFileSync } from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
 import { anatomySource } from './tools/anatomy-source';
 import { colorRamps } from './tools/color-ramps.mjs';
 import { firstLayerSlice, firstLayerTensors, firstLayerValueTensors } from './tools/first-layer-slice.mjs';
 import { docsPages } from './tools/docs-pages';
+import { archiveName, formatSize, packSource } from './tools/source-archive.mjs';
+import { siteHeaderPlugin } from './tools/site-header';
 
 // Maths is typeset once at build time: \( ... \) inline and \[ ... \] display in
 // the HTML become KaTeX's HTML + MathML, so the page ships KaTeX's CSS and fonts
@@ -126,16 +128,63 @@ function firstLayerSliceFiles(): Plugin {
   };
 }
 
+// The project's source as one archive beside the pages (tools/source-archive.mjs), packed
+// once per build or dev server; `info` gives the header its size, and the module
+// `virtual:source-archive` gives it to the page's code (lib/cited.ts).
+function sourceArchive(repo: string): { plugin: Plugin; info: () => Promise<{ bytes: number }> } {
+  let packed: ReturnType<typeof packSource> | null = null;
+  const pack = () => (packed ??= packSource(repo).then((archive) => {
+    console.log(`source-archive: ${archiveName}, ${archive.files.length} files (by ${archive.method}), ${formatSize(archive.bytes.length)}`);
+    if (archive.missing.length) console.log(`source-archive: left out, deleted from the working tree: ${archive.missing.join(', ')}`);
+    return archive;
+  }));
+  const plugin: Plugin = {
+    name: 'source-archive',
+    resolveId: (id) => (id === 'virtual:source-archive' ? '\0virtual:source-archive' : null),
+    async load(id) {
+      if (id !== '\0virtual:source-archive') return null;
+      const { bytes } = await pack();
+      return `export const sourceArchive = ${JSON.stringify({ href: `./${archiveName}`, name: archiveName, size: formatSize(bytes.length) })};`;
+    },
+    async generateBundle() {
+      this.emitFile({ type: 'asset', fileName: archiveName, source: (await pack()).bytes });
+    },
+    configureServer(server) {
+      server.middlewares.use(`/${archiveName}`, (_request, response, next) => {
+        pack().then(({ bytes }) => {
+          response.setHeader('Content-Type', 'application/gzip');
+          response.end(bytes);
+        }, next);
+      });
+    },
+    // vite preview (scripts/start.sh) serves any .gz file as "Content-Encoding: gzip", which
+    // asks the browser to unpack it on the way: the archive goes out as the file it is.
+    configurePreviewServer(server) {
+      const built = resolve(server.config.root, server.config.build.outDir, archiveName);
+      server.middlewares.use(`/${archiveName}`, (_request, response, next) => {
+        fs.promises.readFile(built).then((bytes) => {
+          response.setHeader('Content-Type', 'application/gzip');
+          response.setHeader('Content-Length', bytes.length);
+          response.end(bytes);
+        }, () => next());
+      });
+    },
+  };
+  return { plugin, info: async () => ({ bytes: (await pack()).bytes.length }) };
+}
+
 const pages = ['index', 'notebook', 'exercises'];
 const repo = resolve(__dirname, '..');
 // The wasm core as built by the wasm preset (or another build folder for experiments).
 const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_DIR) : resolve(repo, 'build/wasm/wasm');
 
+const archive = sourceArchive(repo);
+
 export default defineConfig({
   base: './',
   plugins: [
-    typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFiles(),
-    docsPages(repo, ['base.css', 'docs.css'].map((file) => resolve(__dirname, 'src/styles', file))),
+    siteHeaderPlugin(archive.info), typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFiles(),
+    archive.plugin, docsPages(repo, ['base.css', 'docs.css'].map((file) => resolve(__dirname, 'src/styles', file)), archive.info),
   ],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {

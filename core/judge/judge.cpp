@@ -1,5 +1,9 @@
 #include "judge.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "../tensor.hpp"
 
 namespace anatomy::judge {
@@ -11,13 +15,83 @@ json cases_json(const std::string& exercise_id) {
     return {{"exercise", exercise.id}, {"cases", cases}};
 }
 
+namespace {
+
+// A count and its verb: count_of(1, "matches", "match") is "1 matches", count_of(2, ...) "2 match".
+std::string count_of(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The diagnosis of a failing run, decided from the cases' own "Looks like" lists so that
+// the summary and the cases agree: the mistake that reproduces every output when one
+// does, else the mistake that the most failing cases look like (the catalogue's order
+// breaks a tie); null when no failing case looks like any mistake. `summary` says for
+// how many of the failing tests the named mistake accounts, and what the others are.
+json diagnose(const Exercise& exercise, const std::vector<bool>& explains, const json& cases) {
+    std::vector<std::size_t> looks_like(exercise.mistakes.size(), 0);
+    std::size_t failing = 0;
+    for (const json& c : cases) {
+        if (c["passed"].get<bool>()) continue;
+        ++failing;
+        for (std::size_t m = 0; m < exercise.mistakes.size(); ++m)
+            for (const json& id : c["matches"])
+                if (id == exercise.mistakes[m].id) ++looks_like[m];
+    }
+    std::size_t chosen = exercise.mistakes.size();
+    for (std::size_t m = 0; m < exercise.mistakes.size() && chosen == exercise.mistakes.size(); ++m)
+        if (explains[m] && looks_like[m] > 0) chosen = m;
+    if (chosen == exercise.mistakes.size())
+        for (std::size_t m = 0; m < exercise.mistakes.size(); ++m)
+            if (looks_like[m] > 0 && (chosen == exercise.mistakes.size() || looks_like[m] > looks_like[chosen])) chosen = m;
+    if (chosen == exercise.mistakes.size()) return nullptr;
+
+    const Mistake& mistake = exercise.mistakes[chosen];
+    // The failing tests that do not look like it: like another mistake, like none, or stopped by an error.
+    std::size_t other_mistake = 0, unknown = 0, errors = 0;
+    for (const json& c : cases) {
+        if (c["passed"].get<bool>()) continue;
+        const json& matches = c["matches"];
+        if (std::find(matches.begin(), matches.end(), json(mistake.id)) != matches.end()) continue;
+        if (c["problem"] == "error") ++errors;
+        else if (!matches.empty()) ++other_mistake;
+        else ++unknown;
+    }
+    const std::size_t explained = looks_like[chosen];
+    std::string summary;
+    if (explained == failing) {
+        summary = failing == 1 ? "The failing test looks like this mistake." : "All " + std::to_string(failing) + " failing tests look like this mistake.";
+    } else {
+        summary = std::to_string(explained) + " of the " + std::to_string(failing) + " failing tests " + (explained == 1 ? "looks" : "look") + " like this mistake";
+        // The rest: "the other ..." when one test is left, else a count for each kind.
+        const bool one_left = failing - explained == 1;
+        const auto tests = [&](std::size_t n, const char* verb_one, const char* verb_many) {
+            return one_left ? std::string("the other ") + verb_one : count_of(n, verb_one, verb_many);
+        };
+        std::vector<std::string> rest;
+        if (other_mistake > 0) rest.push_back(tests(other_mistake, "looks", "look") + " like another mistake (named below)");
+        if (unknown > 0) rest.push_back(tests(unknown, "matches", "match") + " none of the mistakes the judge knows");
+        if (errors > 0) rest.push_back(tests(errors, "stopped", "stopped") + " with an error");
+        for (std::size_t i = 0; i < rest.size(); ++i) summary += (i == 0 ? "; " : ", ") + rest[i];
+        summary += ".";
+    }
+    return {{"id", mistake.id},
+            {"title", mistake.title},
+            {"explanation", mistake.explanation},
+            {"explained", explained},
+            {"failing", failing},
+            {"summary", summary}};
+}
+
+}  // namespace
+
 json judge_outputs(const std::string& exercise_id, const json& outputs, const Tolerance& tolerance) {
     const Exercise& exercise = find_exercise(exercise_id);
     if (!outputs.is_array() || outputs.size() != exercise.cases.size())
         throw InputError("judge: expected " + std::to_string(exercise.cases.size()) + " outputs for " + exercise.id);
 
     // Which outputs each mistake reproduces: a mistake explains the learner's code when it
-    // reproduces every output (failing ones included), and at least one output failed.
+    // reproduces every output (failing ones included), and at least one output failed
+    // (diagnose prefers such a mistake to one that only some failing cases look like).
     std::vector<bool> explains(exercise.mistakes.size(), true);
     json cases = json::array();
     std::size_t passed_count = 0;
@@ -54,19 +128,12 @@ json judge_outputs(const std::string& exercise_id, const json& outputs, const To
     }
 
     const bool passed = passed_count == exercise.cases.size();
-    json diagnosis = nullptr;
-    for (std::size_t m = 0; m < exercise.mistakes.size() && !passed; ++m)
-        if (explains[m]) {
-            const Mistake& mistake = exercise.mistakes[m];
-            diagnosis = {{"id", mistake.id}, {"title", mistake.title}, {"explanation", mistake.explanation}};
-            break;
-        }
     return {{"exercise", exercise.id},
             {"passed", passed},
             {"passed_count", passed_count},
             {"total", exercise.cases.size()},
             {"tolerance", {{"atol", tolerance.atol}, {"rtol", tolerance.rtol}}},
-            {"diagnosis", diagnosis},
+            {"diagnosis", passed ? json(nullptr) : diagnose(exercise, explains, cases)},
             {"cases", cases}};
 }
 

@@ -10,13 +10,21 @@
 //   mentions   a file or an attn command the chapters name in their prose (`<code>` outside
 //              a code block) is a link to it
 //   download   the dump helper the diff section offers is byte for byte tools/anatomy_dump.py
+//   source     every page's header offers the source archive, with its size, and it answers
+//              200 with a gzip body (tests/web/source-archive.test.mjs checks what it holds)
+//   names      every docs page's title names the site once, "<page> · Attention Anatomy", and
+//              the documents' list is the same on every docs page, in sentence case
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import {
   assertNoProblems, distDir, formatViolations, layoutWidth, openPage, repoRoot, runAxe, startSite, waitForWidget,
 } from './harness.mjs';
+
+const { archiveName, formatSize } = await import(pathToFileURL(path.join(repoRoot, 'web', 'tools', 'source-archive.mjs')).href);
+const siteName = 'Attention Anatomy';
 
 let site;
 before(async () => { site = await startSite(); });
@@ -119,4 +127,47 @@ test('the diff section offers the dump helper as a download, byte for byte the r
   // The same file through the README's page, where `tools/anatomy_dump.py` is written as code.
   const readme = (await fetchText(site.url('docs/readme.html'))).text;
   assert.match(readme, /<a href="\.\.\/tools\/anatomy_dump\.py" download><code>tools\/anatomy_dump\.py<\/code><\/a>/);
+});
+
+test('every page\'s header offers the source archive with its size, and it answers 200 with a gzip body', async () => {
+  const pages = ['index.html', 'notebook.html', 'exercises.html', ...documents.map(([, page]) => page)];
+  const response = await fetch(site.url(archiveName));
+  assert.equal(response.status, 200, `${archiveName}: status ${response.status}`);
+  const body = Buffer.from(await response.arrayBuffer());
+  assert.deepEqual([...body.subarray(0, 2)], [0x1f, 0x8b], `${archiveName} is not gzip`);
+  assert.ok(fs.readFileSync(path.join(distDir(), archiveName)).equals(body), 'the served archive is not the built one');
+  for (const name of pages) {
+    // The HTML as served, before any script: the docs pages run none, the chapters write their header into the HTML.
+    const html = (await fetchText(site.url(name))).text;
+    const header = /<header class="site-header">[\s\S]*?<\/header>/.exec(html)?.[0];
+    assert.ok(header, `${name}: no site header`);
+    const links = [...header.matchAll(/<a href="([^"]+)" download[^>]*data-source-archive>[^<]*<\/a> <span class="archive-size">\(([^)]+)\)<\/span>/g)];
+    assert.equal(links.length, 1, `${name}: ${links.length} source archive links in the header:\n${header}`);
+    const [, href, size] = links[0];
+    assert.equal(new URL(href, site.url(name)).href, site.url(archiveName), `${name}: the link leads to ${href}`);
+    assert.equal(size, formatSize(body.length), `${name}: the size beside the link`);
+  }
+});
+
+test('every docs page\'s title names the site once, and the documents\' list is one list in sentence case', async () => {
+  let list = null;
+  for (const [source, page] of documents) {
+    const html = (await fetchText(site.url(page))).text;
+    const title = /<title>([^<]*)<\/title>/.exec(html)[1];
+    assert.equal(title.split(siteName).length - 1, 1, `${page}: the title "${title}" names the site ${title.split(siteName).length - 1} times`);
+    assert.ok(title.endsWith(` · ${siteName}`) && title.length > ` · ${siteName}`.length, `${page}: the title "${title}"`);
+    const nav = /<nav class="docs-list" aria-label="Documents">([\s\S]*?)<\/nav>/.exec(html)[1];
+    const labels = [...nav.matchAll(/<a href="([^"]+)"[^>]*>([^<]+)<\/a>/g)].map(([, href, label]) => [new URL(href, site.url(page)).pathname, label]);
+    assert.equal(labels.length, documents.length, `${page}: the list names ${labels.length} of the ${documents.length} documents (${source})`);
+    if (list) assert.deepEqual(labels, list, `${page}: its list differs from the first page's`);
+    list ??= labels;
+  }
+  // Sentence case, as the site's headings: a capital first letter, the other words in small letters,
+  // but for names (Llama) and words in capitals throughout (README).
+  const names = new Set(['Llama']);
+  for (const [, label] of list) {
+    const [first, ...rest] = label.split(' ');
+    assert.match(first, /^[A-Z]/, `"${label}" starts with a small letter`);
+    for (const word of rest) assert.ok(word === word.toLowerCase() || word === word.toUpperCase() || names.has(word), `"${label}": "${word}" is capitalised`);
+  }
 });

@@ -7,7 +7,9 @@
 //                EventSource and importScripts throw saying so, code with import() is refused
 //                before it runs; no request leaves the page
 //   diagnosis:   two known mistakes come back with the judge's named diagnosis; axe finds
-//                nothing serious in the page with a report and its hints open
+//                nothing serious in the page with a report and its hints open; code that only
+//                some failing tests show as a mistake gets a diagnosis that counts them, as
+//                the tests' own "Looks like" lines do
 //   persistence: code and the passed state survive a reload; export then import carries
 //                them to a fresh browser profile; a malformed file is refused with a message
 //   keyboard:    Ctrl+Enter in the editor runs the exercise and adds no line (CodeMirror's
@@ -17,7 +19,7 @@
 //   lean:        the chapter pages load no CodeMirror; each page fetches its own wasm module
 // What is timed (a verdict's delay, the page answering during an endless loop, Stop) is in
 // exercises-timing.test.mjs, which runs alone. The solutions typed in come from
-// tests/exercises/solutions/ (learner-style files).
+// tests/exercises/solutions/ and partial/ (learner-style files).
 // Run by ctest (ANATOMY_WEB_DIST set), or by hand after building the page:
 //   (cd web && npm ci && npm run build) && node --test tests/browser/exercises.test.mjs
 import { after, before, test } from 'node:test';
@@ -26,7 +28,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { assertNoProblems, distDir, formatViolations, openPage, runAxe, screenshot, startSite } from './harness.mjs';
+import { assertNoProblems, distDir, formatViolations, openPage, repoRoot, runAxe, screenshot, startSite } from './harness.mjs';
 import { editorText, openExercise, run, setCode, solution } from './exercise-page.mjs';
 
 let site;
@@ -129,6 +131,26 @@ test('known mistakes come back with the judge\'s diagnosis', async (t) => {
   await setCode(page, solution('rmsnorm', 'rms_eps_outside_sqrt'));
   await run(page);
   assert.equal(await page.getByTestId('diagnosis').getAttribute('data-mistake'), 'rms_eps_outside_sqrt');
+  assertNoProblems(problems, 'exercises.html');
+});
+
+test('a diagnosis that some failing tests show: the summary counts them, as the tests\' own "Looks like" do', async (t) => {
+  const { page, problems, close } = await openExercise(site, 'softmaxWithSink');
+  t.after(close);
+  // A plain softmax with zeros for a fully masked row (tests/exercises/partial/).
+  await setCode(page, fs.readFileSync(path.join(repoRoot, 'tests', 'exercises', 'partial', 'softmaxWithSink', 'zero_on_masked_rows.js'), 'utf8'));
+  await run(page);
+  const results = page.getByTestId('results');
+  const looksLike = await results.locator('.case-fail').evaluateAll((items) => items.map((item) => {
+    const terms = [...item.querySelectorAll('dt')];
+    const row = terms.find((dt) => dt.textContent === 'Looks like');
+    return row ? row.nextElementSibling.textContent : null;
+  }));
+  assert.deepEqual(looksLike, ['The sink left out', 'The sink left out', 'The sink left out', null]);
+  assert.equal(await page.getByTestId('diagnosis').getAttribute('data-mistake'), 'sink_ignored');
+  assert.equal(await page.getByTestId('diagnosis-summary').textContent(),
+    '3 of the 4 failing tests look like this mistake; the other matches none of the mistakes the judge knows.');
+  assert.equal(await results.locator('.no-diagnosis').count(), 0, 'the report also says the outputs match no mistake');
   assertNoProblems(problems, 'exercises.html');
 });
 

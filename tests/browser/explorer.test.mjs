@@ -125,3 +125,43 @@ test('explorer names one id in the singular, and names each heatmap in its butto
   assert.deepEqual(drawn, ['Show as a table', 'PNG', 'SVG']);
   assertNoProblems(problems, 'index.html?explorer.tokens=5');
 });
+
+test('the tooltip of the bottom-right cell stays inside the heatmap and the viewport, at 1280 and 360 px', async (t) => {
+  const ids = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3];
+  for (const [width, height] of [[1280, 800], [360, 740]]) {
+    const { page, problems, close } = await openPage(site.browser, site.url(`index.html?explorer.tokens=${ids.join(',')}`), { width, height });
+    t.after(close);
+    await waitForWidget(page, 'explorer');
+    const main = page.locator('[data-testid="explorer-heatmap-main"]');
+    const canvas = main.locator('.heatmap-canvas');
+    // The heatmap's last row at the bottom of the viewport: no room below the pointer there.
+    await canvas.evaluate((node) => node.scrollIntoView({ block: 'end' }));
+    const rows = JSON.parse(await main.getAttribute('data-probabilities')).length;
+    assert.equal(rows, ids.length);
+    // The canvas is 30 px of labels, rows x cell, and 2 px; the cells end 2 px before its right edge.
+    const box = await canvas.boundingBox();
+    const cell = (box.height - 32) / rows;
+    await page.mouse.move(box.x + box.width - 2 - cell / 2, box.y + box.height - 2 - cell / 2);
+    const tooltip = main.locator('.heatmap-tooltip');
+    await tooltip.waitFor({ state: 'visible' });
+    assert.match(await tooltip.textContent(), new RegExp(`query ${ids.length - 1} .*→ key ${ids.length - 1} `), 'the tooltip is the bottom-right cell\'s');
+    const { tip, stage, viewport } = await main.evaluate((figure) => {
+      const stageNode = figure.querySelector('.heatmap-stage');
+      const s = stageNode.getBoundingClientRect();
+      return {
+        tip: figure.querySelector('.heatmap-tooltip').getBoundingClientRect().toJSON(),
+        // What shows of the stage (it scrolls sideways): its padding box less a scroll bar.
+        stage: { left: s.left + stageNode.clientLeft, top: s.top + stageNode.clientTop, right: s.left + stageNode.clientLeft + stageNode.clientWidth, bottom: s.top + stageNode.clientTop + stageNode.clientHeight },
+        viewport: { right: document.documentElement.clientWidth, bottom: document.documentElement.clientHeight },
+      };
+    });
+    const inside = (outer, what) => {
+      for (const side of ['left', 'top']) assert.ok(tip[side] >= (outer[side] ?? 0) - 0.5, `${width} px: the tooltip's ${side} ${tip[side]} is outside ${what} (${outer[side] ?? 0})`);
+      for (const side of ['right', 'bottom']) assert.ok(tip[side] <= outer[side] + 0.5, `${width} px: the tooltip's ${side} ${tip[side]} is outside ${what} (${outer[side]})`);
+    };
+    inside(viewport, 'the viewport');
+    inside(stage, 'the heatmap, which cuts off what leaves it');
+    assertNoProblems(problems, `index.html at ${width} px`);
+    await close();
+  }
+});

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoProblems, openPage, repoRoot, startSite, waitForWidgets } from './harness.mjs';
+import { assertNoProblems, openPage, repoRoot, startSite, waitForWidget, waitForWidgets } from './harness.mjs';
 
 const attn = process.env.ATTN || path.join(repoRoot, 'build', 'native', 'native', 'attn');
 const shipped = path.join(repoRoot, 'web', 'public', 'models', 'shakespeare');
@@ -203,4 +203,32 @@ test('the Shakespeare figures show what the core computes on the shipped weights
   const written = await page.getByTestId('loss-and-continuation-written').textContent();
   assert.equal(written, prompt + continuation);
   assertNoProblems(problems, 'the Shakespeare figures');
+});
+
+test('the Shakespeare figures\' text boxes take the figure\'s width at 1280 px and fit it at 360 px', async (t) => {
+  const boxes = {
+    'previous-token-head': ['previous-token-head-text'],
+    'first-token-weight': ['first-token-weight-text'],
+    'loss-and-continuation': ['loss-and-continuation-text', 'loss-and-continuation-prompt'],
+  };
+  for (const width of [1280, 360]) {
+    const { page, problems, close } = await openPage(site.browser, site.url('index.html'), { width, height: 800 });
+    t.after(close);
+    for (const [widget, ids] of Object.entries(boxes)) {
+      assert.equal((await waitForWidget(page, widget, 20000))?.ready, 'true', `${widget} at ${width} px`);
+      // Its text boxes come once the model is loaded, which starts when the figure is near the viewport.
+      await page.locator(`[data-widget="${widget}"]`).scrollIntoViewIfNeeded();
+      for (const id of ids) {
+        await page.getByTestId(id).waitFor({ timeout: 30000 });
+        const { box, inner } = await page.getByTestId(id).evaluate((node) => {
+          const f = node.closest('figure').getBoundingClientRect();
+          return { box: node.getBoundingClientRect().toJSON(), inner: { left: f.left, right: f.right, width: f.width } };
+        });
+        assert.ok(box.width >= 0.8 * inner.width, `${id} at ${width} px: ${box.width} px wide in a figure of ${inner.width} px`);
+        assert.ok(box.left >= inner.left - 0.5 && box.right <= inner.right + 0.5, `${id} at ${width} px: [${box.left}, ${box.right}] leaves the figure [${inner.left}, ${inner.right}]`);
+      }
+    }
+    assertNoProblems(problems, `index.html at ${width} px`);
+    await close();
+  }
 });

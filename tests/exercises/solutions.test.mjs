@@ -5,6 +5,11 @@
 //                mistake the judge's catalogue names, <mistake-id>.js fails with exactly
 //                that diagnosis. A mistake without a file fails the test, and so does a
 //                file that names no mistake of the catalogue.
+//   agreement    the diagnosis and the cases' "looks like" agree, for every file here:
+//                no diagnosis while a failing case names a mistake; a diagnosis counts
+//                the failing cases that name it. partial/ holds learners' code that only
+//                some failing cases show as a mistake (a plain softmax with zeros for a
+//                fully masked row, for softmaxWithSink).
 //   catalogue    web/src/exercises/catalogue.ts lists the judge's exercises in its order;
 //                its reference solutions pass; its starters fail cleanly.
 //   sandbox      a syntax error reports its line and column; a thrown exception its line;
@@ -38,6 +43,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 const judgeCli = path.join(repo, 'tools', 'judge.mjs');
 const solutionsDir = path.join(here, 'solutions');
+const partialDir = path.join(here, 'partial');
 
 const core = await loadJudge();
 const catalogue = JSON.parse(core.judgeCatalogue());
@@ -47,6 +53,29 @@ const judge = (args) => runJudge(process.execPath, [judgeCli, ...args]);
 /** Judges a file in this process: the report `judge(... '--json')` would print. */
 const judgeHere = (exercise, file) => judgeFile(core, exercise, file, 3, catalogue);
 const scratch = scratchFolder('anatomy-judge-');
+
+/** The report's summary says what its cases say: a diagnosis exactly when a failing case names a mistake, with their count. */
+function assertDiagnosisAgrees(report, label) {
+  const failing = report.cases.filter((c) => !c.passed);
+  const naming = failing.filter((c) => c.matches.length > 0);
+  if (report.passed || naming.length === 0) {
+    assert.equal(report.diagnosis, null, `${label}: a diagnosis while no failing case names a mistake`);
+    return;
+  }
+  const d = report.diagnosis;
+  assert.ok(d, `${label}: no diagnosis while ${naming.length} of ${failing.length} failing cases name a mistake (${naming.map((c) => c.matches).join('; ')})`);
+  const explained = failing.filter((c) => c.matches.includes(d.id)).length;
+  assert.ok(explained > 0, `${label}: the diagnosis ${d.id} is named by no failing case`);
+  assert.equal(d.failing, failing.length, `${label}: failing count`);
+  assert.equal(d.explained, explained, `${label}: the cases that name ${d.id}`);
+  // No other mistake is named by more failing cases than the diagnosis.
+  for (const id of new Set(naming.flatMap((c) => c.matches)))
+    assert.ok(failing.filter((c) => c.matches.includes(id)).length <= explained, `${label}: ${id} is named more often than ${d.id}`);
+  const counted = explained === failing.length
+    ? (failing.length === 1 ? /^The failing test looks like this mistake\.$/ : new RegExp(`^All ${failing.length} failing tests look like this mistake\\.$`))
+    : new RegExp(`^${explained} of the ${failing.length} failing tests looks? like this mistake; `);
+  assert.match(d.summary, counted, label);
+}
 const scratchFile = scratch.write;
 
 // Two child processes at a time: the machine has two cores.
@@ -78,6 +107,7 @@ describe('every solution file is judged as its name says', { concurrency: 2 }, (
       assert.equal(report.passed, true, JSON.stringify(report.cases.filter((c) => !c.passed)));
       assert.equal(report.passed_count, exercise.cases);
       assert.equal(report.diagnosis, null);
+      assertDiagnosisAgrees(report, `${exercise.id}/correct.js`);
     });
     for (const mistake of exercise.mistakes) {
       const file = path.join(dir, `${mistake.id}.js`);
@@ -88,9 +118,57 @@ describe('every solution file is judged as its name says', { concurrency: 2 }, (
           `diagnosed as ${JSON.stringify(report.diagnosis)}; per case: ` +
             JSON.stringify(report.cases.map((c) => ({ name: c.name, passed: c.passed, matches: c.matches }))));
         assert.ok(report.cases.some((c) => c.matches.includes(mistake.id)), 'no case names the mistake');
+        assertDiagnosisAgrees(report, `${exercise.id}/${mistake.id}.js`);
       });
     }
   }
+});
+
+describe('the diagnosis agrees with the cases when only some failing cases show a mistake', { concurrency: 2 }, () => {
+  const partialFiles = fs.readdirSync(partialDir).flatMap((exercise) =>
+    fs.readdirSync(path.join(partialDir, exercise)).filter((f) => f.endsWith('.js')).map((f) => [exercise, path.join(partialDir, exercise, f)]));
+
+  test('partial/ holds learners\' files for exercises of the judge', () => {
+    assert.ok(partialFiles.length >= 1);
+    for (const [exercise] of partialFiles) assert.ok(catalogue.some((e) => e.id === exercise), exercise);
+  });
+
+  for (const [exercise, file] of partialFiles) {
+    test(`${exercise}/${path.basename(file)}: the diagnosis counts the failing cases that name it`, async () => {
+      const report = await judgeHere(exercise, file);
+      assert.equal(report.passed, false);
+      assertDiagnosisAgrees(report, path.relative(here, file));
+    });
+  }
+
+  test('softmaxWithSink, a plain softmax with zeros for a masked row: 3 of the 4 failing tests look like "The sink left out"', async () => {
+    const file = path.join(partialDir, 'softmaxWithSink', 'zero_on_masked_rows.js');
+    const report = await judgeHere('softmaxWithSink', file);
+    const failing = report.cases.filter((c) => !c.passed);
+    assert.deepEqual(failing.map((c) => c.matches), [['sink_ignored'], ['sink_ignored'], ['sink_ignored'], []],
+      JSON.stringify(report.cases.map((c) => ({ name: c.name, passed: c.passed, matches: c.matches }))));
+    assert.match(failing[3].name, /every key masked/);
+    assert.equal(report.diagnosis?.id, 'sink_ignored');
+    assert.equal(report.diagnosis.summary, '3 of the 4 failing tests look like this mistake; the other matches none of the mistakes the judge knows.');
+    // The command line prints the same sentence under the diagnosis.
+    const run = await judge(['softmaxWithSink', file]);
+    assert.equal(run.code, 1, describeRun(run));
+    assert.match(run.stdout, /diagnosis: The sink left out \[sink_ignored\]\n  3 of the 4 failing tests look like this mistake; the other matches none/);
+  });
+
+  test('the summary counts the failing tests that look like another mistake, like none, or stopped with an error', () => {
+    // softmaxWithSink's outputs case by case from different solution files (run here, in a fresh context).
+    const run = (name) => vm.runInNewContext(`${fs.readFileSync(path.join(solutionsDir, 'softmaxWithSink', `${name}.js`), 'utf8')}; softmaxWithSink`);
+    const { cases } = decodeJson(core.judgeCases('softmaxWithSink'));
+    const outputs = cases.map((c, i) => ({ value: encode(run(['sink_ignored', 'sink_ignored', 'sink_in_numerator', 'correct', 'correct'][i])(...c.args)) }));
+    outputs[3] = { error: 'Error: stopped (line 1)' };
+    outputs[4].value[0][0] += 0.5; // matches nothing
+    const report = JSON.parse(core.judgeOutputs('softmaxWithSink', JSON.stringify(outputs)));
+    assert.deepEqual(report.cases.map((c) => c.matches), [['sink_ignored'], ['sink_ignored'], ['sink_in_numerator'], [], []]);
+    assertDiagnosisAgrees(report, 'mixed outputs');
+    assert.equal(report.diagnosis.summary,
+      '2 of the 5 failing tests look like this mistake; 1 looks like another mistake (named below), 1 matches none of the mistakes the judge knows, 1 stopped with an error.');
+  });
 });
 
 // ---------------------------------------------------------------- the page's catalogue

@@ -2,7 +2,7 @@
 // offline, so what its text refers to ships with it:
 //
 //   README.md          -> docs/readme.html   (the two commands, every attn command)
-//   docs/NAME.md       -> docs/NAME.html     (diff, trace-schema, architecture, perf)
+//   docs/NAME.md       -> docs/NAME.html     (diff, trace-schema, architecture, perf, sinks)
 //   docs/images/*.png  -> docs/images/*.png  (the README's screenshots)
 //   tools/anatomy_dump.py -> tools/anatomy_dump.py  (a download: `attn diff`'s dump helper)
 //
@@ -16,6 +16,8 @@ import path from 'node:path';
 import type { Plugin } from 'vite';
 import { Marked, type Tokens } from 'marked';
 import { gfmHeadingId } from 'marked-gfm-heading-id';
+import { archiveName } from './source-archive.mjs';
+import { archiveLink, relativeUrl, siteHeader, siteName, type ArchiveInfo } from './site-header';
 
 /** The site's path (from the site's root) of each repository file it ships. */
 function shippedFiles(repo: string): Map<string, string> {
@@ -30,14 +32,8 @@ function shippedFiles(repo: string): Map<string, string> {
 const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The relative URL from the site page `from` to the site path `to` (both from the site's root). */
-function relativeUrl(from: string, to: string): string {
-  const relative = path.posix.relative(path.posix.dirname(from), to);
-  return relative === '' ? path.posix.basename(to) : relative;
-}
-
 /** One Markdown file as the body of its page, its links rewritten for the site. */
-function renderMarkdown(repo: string, source: string, page: string, shipped: Map<string, string>): { title: string; body: string } {
+function renderMarkdown(repo: string, source: string, page: string, shipped: Map<string, string>, archive: ArchiveInfo): { title: string; body: string } {
   // A repository-relative link of the Markdown file -> the site's URL, or null where the site does not ship it.
   const resolveLink = (href: string): string | null => {
     if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('#')) return href;
@@ -62,9 +58,11 @@ function renderMarkdown(repo: string, source: string, page: string, shipped: Map
         if (url === null) throw new Error(`docs-pages: ${source} shows the image ${token.href}, which the site does not ship`);
         return `<img src="${escapeHtml(url)}" alt="${escapeHtml(token.text)}" loading="lazy">`;
       },
-      // `docs/diff.md` or `tools/anatomy_dump.py` written as code: a link to what the site ships.
+      // `docs/diff.md` or `tools/anatomy_dump.py` written as code: a link to what the site ships;
+      // the source archive's name, a link to it with its size.
       codespan(token: Tokens.Codespan) {
         const code = `<code>${escapeHtml(token.text)}</code>`;
+        if (token.text === archiveName) return archiveLink(page, archive, code);
         const site = shipped.get(token.text);
         return site ? `<a href="${escapeHtml(relativeUrl(page, site))}"${download(site)}>${code}</a>` : code;
       },
@@ -82,19 +80,30 @@ function renderMarkdown(repo: string, source: string, page: string, shipped: Map
   return { title, body };
 }
 
+// The documents' list on every docs page, in sentence case as the site's headings are
+// (README and Llama are names). A document missing here stops the build.
 const pageNames: Record<string, string> = {
   'docs/readme.html': 'README',
   'docs/diff.html': 'Checking your Llama',
   'docs/trace-schema.html': 'Trace files',
   'docs/architecture.html': 'Architecture',
   'docs/perf.html': 'Performance',
+  'docs/sinks.html': 'Attention sinks',
 };
 
+function pageName(doc: string): string {
+  const name = pageNames[doc];
+  if (name === undefined) throw new Error(`docs-pages: ${doc} has no name in the documents' list (pageNames in web/tools/docs-pages.ts)`);
+  return name;
+}
+
 /** A whole page: the site's header, the documents' list, the rendered Markdown. */
-function pageHtml(page: string, source: string, title: string, body: string, docs: string[], css: string): string {
+function pageHtml(page: string, source: string, title: string, body: string, docs: string[], css: string, archive: ArchiveInfo): string {
   const documentLinks = docs
-    .map((doc) => `<a href="${relativeUrl(page, doc)}"${doc === page ? ' aria-current="page"' : ''}>${escapeHtml(pageNames[doc] ?? path.posix.basename(doc, '.html'))}</a>`)
+    .map((doc) => `<a href="${relativeUrl(page, doc)}"${doc === page ? ' aria-current="page"' : ''}>${escapeHtml(pageName(doc))}</a>`)
     .join('\n    ');
+  // The document's heading, or its name in the list where the heading is the site's own name (the README).
+  const pageTitle = title === siteName ? pageName(page) : title;
   const root = (file: string) => relativeUrl(page, file);
   return `<!doctype html>
 <html lang="en">
@@ -102,22 +111,14 @@ function pageHtml(page: string, source: string, title: string, body: string, doc
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <link rel="icon" href="${root('favicon.svg')}" type="image/svg+xml">
-  <title>${escapeHtml(title)} · Attention Anatomy</title>
+  <title>${escapeHtml(pageTitle)} · ${siteName}</title>
   <style>
 ${css}
   </style>
 </head>
 <body>
 <a class="skip-link" href="#content">Skip to content</a>
-<header class="site-header">
-  <a class="brand" href="${root('index.html')}">Attention Anatomy</a>
-  <nav aria-label="Chapters">
-    <a href="${root('index.html')}">1 · Inside attention</a>
-    <a href="${root('notebook.html')}">2 · The notebook chapter</a>
-    <a href="${root('exercises.html')}">Exercises</a>
-    <a href="${root('docs/readme.html')}" aria-current="page">Docs</a>
-  </nav>
-</header>
+${siteHeader(page, archive)}
 <nav class="docs-list" aria-label="Documents">
     ${documentLinks}
 </nav>
@@ -131,15 +132,15 @@ ${body}
 }
 
 /** Every file the plugin adds to the site: its path from the site's root and its bytes. */
-export function docsSite(repo: string, css: string): Map<string, string | Buffer> {
+export function docsSite(repo: string, css: string, archive: ArchiveInfo): Map<string, string | Buffer> {
   const shipped = shippedFiles(repo);
   const pages = [...shipped].filter(([, site]) => site.endsWith('.html'));
   const docs = pages.map(([, site]) => site);
   const out = new Map<string, string | Buffer>();
   for (const [source, site] of shipped) {
     if (site.endsWith('.html')) {
-      const { title, body } = renderMarkdown(repo, source, site, shipped);
-      out.set(site, pageHtml(site, source, title, body, docs, css));
+      const { title, body } = renderMarkdown(repo, source, site, shipped, archive);
+      out.set(site, pageHtml(site, source, title, body, docs, css, archive));
     } else {
       out.set(site, fs.readFileSync(path.join(repo, source)));
     }
@@ -150,23 +151,24 @@ export function docsSite(repo: string, css: string): Map<string, string | Buffer
 const contentType = (file: string) =>
   file.endsWith('.html') ? 'text/html; charset=utf-8' : file.endsWith('.png') ? 'image/png' : 'text/x-python; charset=utf-8';
 
-/** `cssFiles`: the stylesheets inlined into every page, in order. */
-export function docsPages(repo: string, cssFiles: string[]): Plugin {
-  const site = () => docsSite(repo, cssFiles.map((file) => fs.readFileSync(file, 'utf8')).join('\n'));
+/** `cssFiles`: the stylesheets inlined into every page, in order; `archive`: the source archive the header offers. */
+export function docsPages(repo: string, cssFiles: string[], archive: () => Promise<ArchiveInfo>): Plugin {
+  const site = async () => docsSite(repo, cssFiles.map((file) => fs.readFileSync(file, 'utf8')).join('\n'), await archive());
   return {
     name: 'docs-pages',
-    generateBundle() {
-      for (const [fileName, source] of site()) this.emitFile({ type: 'asset', fileName, source });
+    async generateBundle() {
+      for (const [fileName, source] of await site()) this.emitFile({ type: 'asset', fileName, source });
     },
     configureServer(server) {
       server.middlewares.use((request, response, next) => {
         const file = decodeURIComponent((request.url ?? '').split(/[?#]/)[0]).replace(/^\//, '');
         if (!file.startsWith('docs/') && !file.startsWith('tools/')) return next();
-        const files = site();
-        const bytes = files.get(file);
-        if (bytes === undefined) return next();
-        response.setHeader('Content-Type', contentType(file));
-        response.end(bytes);
+        site().then((files) => {
+          const bytes = files.get(file);
+          if (bytes === undefined) return next();
+          response.setHeader('Content-Type', contentType(file));
+          response.end(bytes);
+        }, next);
       });
     },
   };

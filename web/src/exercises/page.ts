@@ -8,7 +8,7 @@
 // The selected exercise lives in the URL (?e=rope), so a link opens it.
 import type { CatalogueEntry } from '../lib/core';
 import { Judge, loadJudge } from '../lib/judge-core';
-import { cited } from '../lib/cited';
+import { cited, sourceArchiveLink } from '../lib/cited';
 import { el, setStatus } from '../lib/dom';
 import { exerciseTexts, ExerciseText } from './catalogue';
 import { createEditor, CodeEditor } from './editor';
@@ -232,7 +232,8 @@ class ExercisesPage {
         language('JavaScript', `function ${text.id}(${names})`, 'js-signature'),
         language('Python', text.python, 'python-signature')),
       el('p', { class: 'python-help' }, 'To write it in Python with NumPy instead, save the function in a file and run ',
-        el('code', {}, `python3 tools/judge.py ${text.id} ${file}`), ' in ', el('a', { href: cited.readme }, 'a clone of the repository'),
+        el('code', {}, `python3 tools/judge.py ${text.id} ${file}`), ' in the project’s source (', ...sourceArchiveLink(),
+        ', unpacked, or a clone of the repository; ', el('a', { href: cited.readme }, 'its README'), ' says how to build it)',
         ': the same judge prints the same report.'),
       el('div', { class: 'scroll-x', role: 'region', 'aria-label': 'Arguments', tabindex: '0' }, table));
   }

@@ -36,6 +36,11 @@ export interface Diagnosis {
   id: string;
   title: string;
   explanation: string;
+  /** How many of the failing tests look like this mistake, of how many (a report kept from an older page may lack them). */
+  explained?: number;
+  failing?: number;
+  /** The judge's sentence about them: "3 of the 4 failing tests look like this mistake; the other ...". */
+  summary?: string;
 }
 
 export interface JudgeReport {
@@ -159,6 +164,7 @@ export function renderReport(report: JudgeReport, context: ReportContext): HTMLE
   if (report.diagnosis) {
     section.append(el('div', { class: 'diagnosis', 'data-testid': 'diagnosis', 'data-mistake': report.diagnosis.id },
       el('p', { class: 'diagnosis-title' }, 'Diagnosis: ', el('strong', {}, report.diagnosis.title)),
+      ...(report.diagnosis.summary ? [el('p', { class: 'diagnosis-summary', 'data-testid': 'diagnosis-summary' }, report.diagnosis.summary)] : []),
       el('p', {}, report.diagnosis.explanation)));
   } else if (!report.passed && report.cases.every((c) => c.problem !== 'error')) {
     section.append(el('p', { class: 'no-diagnosis' },

@@ -37,6 +37,12 @@ export function labelled(text: string, control: HTMLElement, hint?: string): HTM
   return wrapper;
 }
 
+/** A labelled control (labelled's) that takes its figure's width on a row of its own: a text box (main.css, .control.wide). */
+export function wide(control: HTMLDivElement): HTMLDivElement {
+  control.classList.add('wide');
+  return control;
+}
+
 /** A <select> with the given options (value, label). */
 export function select(options: [string, string][], value: string): HTMLSelectElement {
   const node = el('select');

@@ -359,10 +359,41 @@ export class Heatmap {
     }
     this.tooltip.textContent = this.data.describe(hit.row, hit.col);
     this.tooltip.hidden = false;
-    const stage = this.canvas.parentElement!.getBoundingClientRect();
-    const x = e.clientX - stage.left + 12, y = e.clientY - stage.top + 12;
-    this.tooltip.style.left = `${Math.min(x, stage.width - 180)}px`;
-    this.tooltip.style.top = `${y}px`;
+    this.placeTooltip(e.clientX, e.clientY);
+  }
+
+  /**
+   * Beside the pointer, below and to the right of it, within what shows of the stage:
+   * its box, scrolled (it scrolls sideways) and cut to the viewport. Above the pointer
+   * where there is no room below (the last rows), to its left where there is none to the
+   * right, and pushed inside where neither fits.
+   */
+  private placeTooltip(clientX: number, clientY: number): void {
+    const gap = 12;
+    const stage = this.canvas.parentElement!;
+    // Measured at the stage's top left corner, where nothing squeezes it.
+    this.tooltip.style.left = '0px';
+    this.tooltip.style.top = '0px';
+    const tip = this.tooltip.getBoundingClientRect();
+    const box = stage.getBoundingClientRect();
+    const inner = { left: box.left + stage.clientLeft, top: box.top + stage.clientTop };
+    const viewport = document.documentElement;
+    const room = {
+      left: Math.max(inner.left, 0),
+      top: Math.max(inner.top, 0),
+      right: Math.min(inner.left + stage.clientWidth, viewport.clientWidth),
+      bottom: Math.min(inner.top + stage.clientHeight, viewport.clientHeight),
+    };
+    const place = (pointer: number, size: number, from: number, to: number) => {
+      let at = pointer + gap;
+      if (at + size > to) at = pointer - gap - size;
+      return Math.max(from, Math.min(at, to - size));
+    };
+    const x = place(clientX, tip.width, room.left, room.right);
+    const y = place(clientY, tip.height, room.top, room.bottom);
+    // Client coordinates -> the stage's (an absolute box is placed from its padding box, and scrolls with it).
+    this.tooltip.style.left = `${x - inner.left + stage.scrollLeft}px`;
+    this.tooltip.style.top = `${y - inner.top + stage.scrollTop}px`;
   }
 
   private onKey(e: KeyboardEvent): void {

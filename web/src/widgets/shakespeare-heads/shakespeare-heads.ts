@@ -10,7 +10,7 @@
 // click), so the chapter's first load carries none of it.
 import type { Checkpoint } from '../../lib/checkpoint-core';
 import { sequential } from '../../lib/colormap';
-import { el, formatNumber, labelled, select, setStatus } from '../../lib/dom';
+import { el, formatNumber, labelled, select, setStatus, wide } from '../../lib/dom';
 import { Heatmap, HeatmapData } from '../../lib/heatmap';
 import type { PatternScores } from '../../lib/trained-core';
 import type { WidgetContext } from '../../lib/widget';
@@ -135,7 +135,7 @@ export function mountPreviousTokenHead(root: HTMLElement, _context: WidgetContex
     input.addEventListener('input', update);
     picker.addEventListener('change', update);
     root.replaceChildren(
-      el('div', { class: 'controls' }, labelled('Text', input, `at most ${checkpoint.info.context - 1} characters`), labelled('Head', picker)),
+      el('div', { class: 'controls' }, wide(labelled('Text', input, `at most ${checkpoint.info.context - 1} characters`)), labelled('Head', picker)),
       status,
       finding,
       heatmap.root,
@@ -239,7 +239,7 @@ export function mountFirstTokenWeight(root: HTMLElement, _context: WidgetContext
       }
     };
     input.addEventListener('input', update);
-    root.replaceChildren(el('div', { class: 'controls' }, labelled('Text', input)), status, finding,
+    root.replaceChildren(el('div', { class: 'controls' }, wide(labelled('Text', input))), status, finding,
       el('p', { class: 'view-caption' }, 'First-token (sink) score of every head on this text:'), ours, el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': 'Qwen3-0.6B\'s first-token scores' }, theirs));
     update();
   });
@@ -291,8 +291,8 @@ export function mountLossAndContinuation(root: HTMLElement, _context: WidgetCont
     };
     input.addEventListener('input', score);
     go.addEventListener('click', write);
-    root.replaceChildren(summary, chart.root, el('div', { class: 'controls' }, labelled('Text to score', input)), loss,
-      el('div', { class: 'controls' }, labelled('Prompt', prompt, 'the model continues it greedily: the most likely character each time'), go),
+    root.replaceChildren(summary, chart.root, el('div', { class: 'controls' }, wide(labelled('Text to score', input))), loss,
+      el('div', { class: 'controls' }, wide(labelled('Prompt', prompt, 'the model continues it greedily: the most likely character each time')), go),
       status, written);
     score();
     write();
