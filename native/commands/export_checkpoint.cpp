@@ -69,14 +69,14 @@ int run_export(const ExportOptions& options) {
         write_llama2c_files(folder, model, seq_len, version);
         folder.commit();
         std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed
-                  << ", llama2.c version " << version << ", seq_len " << seq_len << ") to " << options.directory
+                  << ", llama2.c version " << version << ", seq_len " << seq_len << ") to " << folder.path()
                   << "/{model.bin,tokenizer.bin}\n";
         return 0;
     }
     write_checkpoint(folder, model, dtype, synthetic_tokenizer_json(config->vocab_size));
     folder.commit();
     std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed << ", "
-              << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors,tokenizer.json}\n";
+              << options.dtype << ") to " << folder.path() << "/{config.json,model.safetensors,tokenizer.json}\n";
     return 0;
 }
 

@@ -200,7 +200,7 @@ int run_train(const TrainOptions& o) {
     write_file(folder.file("training.json"), json_text(record, 2) + "\n");
     folder.commit();
     std::cerr << "attn train: held-out loss " << heldout << " nats per character after " << settings.steps << " steps ("
-              << duration(training_seconds) << "); wrote " << o.out << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";
+              << duration(training_seconds) << "); wrote " << folder.path() << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";
     return 0;
 }
 
