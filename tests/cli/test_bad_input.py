@@ -171,7 +171,16 @@ CASES = [
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r"is not valid JSON: parse error", stdin=""),
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r"expected 4 outputs for softmax", stdin='{"value": 1}'),
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 1, None, r'"message":"the result holds \\"64\\", which is not a number',
-         stdin='[{"value": "64"}, {"value": [1]}, {"error": 5}, {}]'),
+         stdin='[{"value": "64"}, {"value": [1]}, {"error": "ReferenceError: x is not defined"}, {"value": null}]'),
+    # judge: outputs of another structure than one {"value"} or {"error": "..."} per case, refused before any case is judged
+    attn("parsing", ["judge", "softmax", "--outputs", "{outputs_numbers}"], 2,
+         r'^attn: judge: output 1 of 4 for softmax \(case "3 rows of 5"\) is a number \(1\); expected \{"value": an array of shape \[3, 5\]\} or \{"error": "message"\}$'),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r'^attn: judge: output 3 of 4 for softmax \(case "4 rows of 7 with a wide spread"\) is an object with neither "value" nor "error"; expected \{"value": an array of shape \[4, 7\]\}',
+         stdin='[{"value": [[1]]}, {"error": "stopped"}, {}, {"value": 2}]'),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r'output 1 of 4 .* is an object whose "error" is a number \(5\), not a string', stdin='[{"error": 5}, 2, 3, 4]'),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r'output 2 of 4 .* is null; expected', stdin='[{"value": 1}, null, 3, 4]'),
+    attn("parsing", ["judge", "attentionFlops", "--outputs", "-"], 2, r'output 1 of 3 .* expected \{"value": an object with fields projections, scores, weighted\}', stdin="[1, 2, 3]"),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r"expected 4 outputs for softmax \(a list, one per case, .*\), not a list of 1$", stdin="[1]"),
     attn("parsing", ["judge", "softmax", "--outputs", "{outputs_1e400}"], 2, r"outputs_1e400\.json is not valid JSON: number overflow"),
     attn("parsing", ["judge", "softmax", "--outputs", "{outputs_deep}"], 2, r"outputs_deep\.json nests lists and objects 200002 deep; at most 100 are read"),
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{config_deep}"], 2, r"nests lists and objects \d+ deep"),
@@ -450,6 +459,7 @@ def make_fixtures(root):
     for i in range(8):
         big["model"]["vocab"]["extra%d" % i] = 32 + i
     F["tiny_big_tokenizer"] = write("big_tokenizer.json", json.dumps(big))
+    F["outputs_numbers"] = write("outputs_numbers.json", "[1,2,3,4]\n")
 
     F["duplicate_tensor"] = copy_of("duplicate_tensor")
     def duplicate(text):  # the final norm's entry written twice, the second pointing at other bytes of the same size
