@@ -160,6 +160,13 @@ CASES = [
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", '{{"num_hidden_layers": 99999999999}}'], 2, r"out of range"),
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", '[1, 2]'], 2, r"must be a JSON object of config\.json keys, not a list"),
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{config_file_bad}"], 2, r"config_bad\.json is not valid JSON: parse error at line 1"),
+    # --config: train's is JSON keys or a file, verify's and export-checkpoint's a preset's name
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "null"], 2,
+         r"""^attn: --config takes config\.json keys as a JSON object, e\.g\. '\{"hidden_size": 64\}', or a file holding one; 'null' is neither \(no file has that name\)$"""),
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{missing}"], 2, r"--config takes config\.json keys .*'.*missing' is neither"),
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{root}"], 2, r"is a folder: give a file"),
+    attn("parsing", ["verify", "--config", "null"], 2, r"^attn: unknown --config 'null' \(known: tiny, tinyllama-1\.1b, stories260k"),
+    attn("parsing", ["export-checkpoint", "{fresh}", "--config", "null"], 2, r"^attn: unknown --config 'null' \(known: tiny, tinyllama-1\.1b, stories260k"),
     attn("parsing", ["verify", "--checkpoint", "{config_string}"], 2, r"config\.json: field 'hidden_size' must be an integer"),
     attn("parsing", ["verify", "--checkpoint", "{config_1e400}"], 2, r"config\.json is not valid JSON: number overflow parsing '1e400'"),
     attn("parsing", ["probe", "--model", "{config_1e400}"], 2, r"number overflow parsing '1e400'"),
