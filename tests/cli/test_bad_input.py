@@ -221,7 +221,15 @@ CASES = [
     attn("parsing", ["tokenize", "--tokenizer", "{no_bos}/tokenizer.json", "abc"], 2, r"has no beginning-of-text token <s> to put first: give --no-bos"),
     attn("parsing", ["tokenize", "--tokenizer", "{no_bos}/tokenizer.json", "--no-bos", "abc"], 0, None, r"^3,6,23,15\n"),
     attn("parsing", ["tokenize", "--tokenizer", "{config_1e400}/config.json", "abc"], 2, r"not valid JSON"),
-    attn("parsing", ["tokenize", "--tokenizer", "{tiny}/config.json", "abc"], 2, r"config\.json: tokenizer\.json: no \"model\" object"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tiny}/config.json", "abc"], 2, r"config\.json: tokenizer\.json: model is missing; expected an object"),
+    # tokenizer.json: a part that is there but of the wrong kind is named as such
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_vocab_list}", "abc"], 2,
+         r'^attn: .*vocab_list\.json: tokenizer\.json: model\.vocab is a list; expected an object mapping each token to its id, \{"<s>": 1, \.\.\.\}$'),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_no_vocab}", "abc"], 2, r"tokenizer\.json: model\.vocab is missing; expected an object mapping each token to its id"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_merges_object}", "abc"], 2, r'tokenizer\.json: model\.merges is an object; expected a list of merges'),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_model_list}", "abc"], 2, r"tokenizer\.json: model is a list; expected an object"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_id_string}", "abc"], 2, r"""tokenizer\.json: the id of '<s>' in model\.vocab is a string \("1"\); expected a whole number"""),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_id_range}", "abc"], 2, r"tokenizer\.json: the id of 'extra' is 99, outside 0 to 32 \(model\.vocab holds 33 tokens\)"),
     # safetensors
     attn("parsing", ["probe", "--model", "{duplicate_tensor}"], 2, r"model\.safetensors: the header names 'model\.norm\.weight' twice"),
     attn("parsing", ["verify", "--checkpoint", "{duplicate_tensor}"], 2, r"names 'model\.norm\.weight' twice"),
@@ -466,6 +474,16 @@ def make_fixtures(root):
     for i in range(8):
         big["model"]["vocab"]["extra%d" % i] = 32 + i
     F["tiny_big_tokenizer"] = write("big_tokenizer.json", json.dumps(big))
+    def tokenizer_with(name, edit):
+        tokenizer = load_json(path("tiny", "tokenizer.json"))
+        edit(tokenizer["model"])
+        return write(name, json.dumps(tokenizer))
+    F["tokenizer_vocab_list"] = tokenizer_with("vocab_list.json", lambda m: m.update(vocab=sorted(m["vocab"], key=m["vocab"].get)))
+    F["tokenizer_no_vocab"] = tokenizer_with("no_vocab.json", lambda m: m.pop("vocab"))
+    F["tokenizer_merges_object"] = tokenizer_with("merges_object.json", lambda m: m.update(merges={"a": "b"}))
+    F["tokenizer_id_string"] = tokenizer_with("id_string.json", lambda m: m["vocab"].update({"<s>": str(m["vocab"]["<s>"])}))
+    F["tokenizer_id_range"] = tokenizer_with("id_range.json", lambda m: m["vocab"].update(extra=99))
+    F["tokenizer_model_list"] = write("model_list.json", json.dumps({"model": []}))
     F["outputs_numbers"] = write("outputs_numbers.json", "[1,2,3,4]\n")
 
     F["duplicate_tensor"] = copy_of("duplicate_tensor")
