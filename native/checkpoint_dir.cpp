@@ -110,9 +110,10 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
     return {model_from_views(llama_views(checkpoint.config, checkpoint.tensors, path)), checkpoint.trained_positions, checkpoint.llama2c};
 }
 
-void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path) {
+void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path,
+                                    const std::string& reaching) {
     if (trained && std::int64_t(positions) > *trained)
-        warn("this run reaches " + std::to_string(positions) + " positions, past the " + std::to_string(*trained) + " that '" + path +
+        warn(reaching + " " + std::to_string(positions) + " positions, past the " + std::to_string(*trained) + " that '" + path +
              "' was trained on (max_position_embeddings or seq_len): beyond them its predictions degrade");
 }
 

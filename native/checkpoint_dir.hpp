@@ -41,9 +41,11 @@ struct LoadedCheckpoint {
 };
 LoadedCheckpoint load_checkpoint(const std::string& path);
 
-// One warning line when a run reaches more positions than the checkpoint was trained
-// on: RoPE then rotates by angles the model never saw, and its predictions degrade.
-void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path);
+// One warning line when a run (or the part of it that `reaching` names, with its verb)
+// reaches more positions than the checkpoint was trained on: RoPE then rotates by angles
+// the model never saw, and its predictions degrade.
+void warn_if_past_trained_positions(const std::optional<std::int64_t>& trained, std::size_t positions, const std::string& path,
+                                    const std::string& reaching = "this run reaches");
 
 // Writes config.json, model.safetensors (streamed one tensor at a time, so a 1.1B
 // model needs no second copy in memory) and, when `tokenizer_json` is not null,

@@ -186,7 +186,18 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& conten
     write_file(path, std::string(contents.begin(), contents.end()));
 }
 
-OutputFolder::OutputFolder(std::string target, bool new_only) : target_(std::move(target)) {
+namespace {
+
+// "out/" and "out//" name the folder "out": its partial folder then goes beside it,
+// not inside it. The root, "/", stays as it is.
+std::string without_trailing_slashes(std::string folder) {
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    return folder;
+}
+
+}  // namespace
+
+OutputFolder::OutputFolder(std::string target, bool new_only) : target_(without_trailing_slashes(std::move(target))) {
     namespace fs = std::filesystem;
     if (target_.empty()) throw InputError("an output folder name is empty");
     std::error_code error;

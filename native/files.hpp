@@ -86,7 +86,8 @@ void write_file(const std::string& path, const std::vector<std::uint8_t>& conten
 // A folder of files written beside `target` and renamed into place by commit(), when
 // the target does not exist yet (or is an empty folder); the folder is created at
 // once, so a bad path fails before any work. Into a folder that already holds files
-// (allowed unless `new_only`), each file is replaced whole, one at a time.
+// (allowed unless `new_only`), each file is replaced whole, one at a time. A target
+// written with a trailing slash ("out/") names the same folder as without it.
 class OutputFolder {
 public:
     OutputFolder(std::string target, bool new_only);
@@ -98,6 +99,8 @@ public:
     std::string file(const std::string& name);
     // Renames the partial folder into place; throws InputError.
     void commit();
+    // The folder's path, without a trailing slash.
+    const std::string& path() const { return target_; }
 
 private:
     std::string target_, staging_;  // staging_ == target_ when writing into an existing folder

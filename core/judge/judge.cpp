@@ -4,9 +4,50 @@
 #include <string>
 #include <vector>
 
+#include "../json_input.hpp"
 #include "../tensor.hpp"
+#include "values.hpp"
 
 namespace anatomy::judge {
+namespace {
+
+// What a case's result is, for a message: "an array of shape [3, 5]", "a number",
+// "an object with fields a, b".
+std::string result_kind(const json& expected) {
+    if (expected.is_object()) {
+        std::string names;
+        for (const auto& [key, value] : expected.items()) names += (names.empty() ? "" : ", ") + key;
+        return "an object with fields " + names;
+    }
+    const Nd array = nd_from_json(expected, "the reference");
+    return array.dimension() == 0 ? "a number" : "an array of shape " + shape_text({array.shape().begin(), array.shape().end()});
+}
+
+// The outputs' structure, checked once before any case is judged: a list of one entry
+// per case, each {"value": <the result>} or {"error": "message"} (what the sandboxes
+// and tools/judge.py send). Throws InputError naming the first entry that is not.
+void require_one_output_per_case(const Exercise& exercise, const json& outputs) {
+    const std::size_t count = exercise.cases.size();
+    const std::string entries = "one per case, each {\"value\": <the result>} or {\"error\": \"message\"}";
+    if (!outputs.is_array() || outputs.size() != count)
+        throw InputError("judge: expected " + std::to_string(count) + " outputs for " + exercise.id + " (a list, " + entries + "), not " +
+                         (outputs.is_array() ? "a list of " + std::to_string(outputs.size()) : json_kind(outputs)));
+    for (std::size_t i = 0; i < count; ++i) {
+        const json& output = outputs[i];
+        const bool holds_value = output.is_object() && output.contains("value");
+        const bool holds_error = output.is_object() && output.contains("error") && output["error"].is_string();
+        if (holds_value || holds_error) continue;
+        const std::string what = !output.is_object()                                    ? json_kind(output)
+                                 : output.contains("error") ? "an object whose \"error\" is " + json_kind(output["error"]) + ", not a string"
+                                                            : "an object with neither \"value\" nor \"error\"";
+        const JudgeCase& test = exercise.cases[i];
+        throw InputError("judge: output " + std::to_string(i + 1) + " of " + std::to_string(count) + " for " + exercise.id + " (case \"" +
+                         test.name + "\") is " + what + "; expected {\"value\": " + result_kind(exercise.reference(test.args)) +
+                         "} or {\"error\": \"message\"}");
+    }
+}
+
+}  // namespace
 
 json cases_json(const std::string& exercise_id) {
     const Exercise& exercise = find_exercise(exercise_id);
@@ -86,8 +127,7 @@ json diagnose(const Exercise& exercise, const std::vector<bool>& explains, const
 
 json judge_outputs(const std::string& exercise_id, const json& outputs, const Tolerance& tolerance) {
     const Exercise& exercise = find_exercise(exercise_id);
-    if (!outputs.is_array() || outputs.size() != exercise.cases.size())
-        throw InputError("judge: expected " + std::to_string(exercise.cases.size()) + " outputs for " + exercise.id);
+    require_one_output_per_case(exercise, outputs);
 
     // Which outputs each mistake reproduces: a mistake explains the learner's code when it
     // reproduces every output (failing ones included), and at least one output failed
@@ -99,10 +139,10 @@ json judge_outputs(const std::string& exercise_id, const json& outputs, const To
         const JudgeCase& test = exercise.cases[i];
         const json& output = outputs[i];
         json report = {{"name", test.name}};
-        if (!output.is_object() || !output.contains("value")) {
+        if (!output.contains("value")) {
             report["passed"] = false;
             report["problem"] = "error";
-            report["error"] = output.is_object() && output.contains("error") ? output["error"] : json("no result");
+            report["error"] = output["error"];
             report["matches"] = json::array();
             std::fill(explains.begin(), explains.end(), false);
             cases.push_back(report);

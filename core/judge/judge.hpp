@@ -11,7 +11,10 @@ namespace anatomy::judge {
 json cases_json(const std::string& exercise_id);
 
 // `outputs` holds one entry per case, in order: {"value": <result>} or {"error": "message"}
-// (a thrown exception, a timeout, a non-serialisable result). Returns
+// (a thrown exception, a timeout, a non-serialisable result). Throws InputError, before
+// judging any case, for outputs of another structure (not a list, another count, an
+// entry that is neither), naming the first entry that is wrong and what its case
+// returns. Returns
 //   {exercise, passed, passed_count, total, tolerance: {atol, rtol},
 //    diagnosis: {id, title, explanation, explained, failing, summary} or null,
 //    cases: [{name, passed, problem, details, error, matches: [mistake ids]}]}

@@ -72,6 +72,11 @@ bool has_reference(const StreamReport& report) {
     return !report.policies.empty() && report.policies.back().policy == "recompute_window";
 }
 
+std::size_t tokens_read(const StreamReport& report) {
+    const std::size_t generated = report.policies.empty() ? 0 : report.policies.front().run.continuation.size();
+    return report.tokens + (generated > 0 ? generated - 1 : 0);
+}
+
 nlohmann::json stream_report_json(const StreamReport& report, const LlamaTokenizer& tokenizer) {
     nlohmann::json out = {{"tokens", report.tokens},
                           {"window", report.window},

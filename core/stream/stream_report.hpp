@@ -61,6 +61,11 @@ void add_reference(StreamReport& report, StreamRun reference);
 // Whether the report's last policy is the reference.
 bool has_reference(const StreamReport& report);
 
+// How many tokens each policy's run reads through its cache: the text's, then every
+// generated one but the last (nothing is predicted after it). keep_all gives them the
+// positions 0 to tokens_read - 1; a windowed policy none past window - 1.
+std::size_t tokens_read(const StreamReport& report);
+
 // {tokens, window, sinks, first_eviction_at, departure_nats, policies: [{policy,
 //  mean_loss_after_first_eviction, mean_loss, losses, departs_from_reference_at (not the
 //  reference's, and only when the report has one; null: never), continuation: {ids, text}

@@ -51,6 +51,18 @@ std::string replace_all(std::string text, const std::string& from, const std::st
     return text;
 }
 
+// tokenizer.json's `name` (a key of `parent`), which must be an object (`object`)
+// or a list; throws InputError saying whether it is missing or of another kind, and
+// what it should be (`expected`).
+const nlohmann::json& tokenizer_part(const nlohmann::json& parent, const char* key, const std::string& name, bool object,
+                                     const std::string& expected) {
+    if (!parent.contains(key)) throw InputError("tokenizer.json: " + name + " is missing; expected " + expected);
+    const nlohmann::json& part = parent[key];
+    if (object ? !part.is_object() : !part.is_array())
+        throw InputError("tokenizer.json: " + name + " is " + json_kind(part) + "; expected " + expected);
+    return part;
+}
+
 }  // namespace
 
 std::string byte_piece(int byte) {
@@ -59,21 +71,23 @@ std::string byte_piece(int byte) {
 }
 
 LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
-    if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
-        throw InputError("tokenizer.json: no \"model\" object");
-    const nlohmann::json& model = j["model"];
+    if (!j.is_object()) throw InputError("tokenizer.json: the file holds " + json_kind(j) + "; expected an object with a \"model\"");
+    const nlohmann::json& model = tokenizer_part(j, "model", "model", true, "an object with a BPE vocab and merges");
     if (model.contains("type") && model["type"] != "BPE")
         throw InputError("tokenizer.json: model type " + json_text(model["type"]) + " is not BPE");
-    if (!model.contains("vocab") || !model["vocab"].is_object()) throw InputError("tokenizer.json: model.vocab is missing");
-    if (!model.contains("merges") || !model["merges"].is_array()) throw InputError("tokenizer.json: model.merges is missing");
+    const nlohmann::json& vocab = tokenizer_part(model, "vocab", "model.vocab", true, "an object mapping each token to its id, {\"<s>\": 1, ...}");
+    const nlohmann::json& merges = tokenizer_part(model, "merges", "model.merges", false, "a list of merges, each \"a b\" or [\"a\", \"b\"]");
 
     LlamaTokenizer t;
-    const nlohmann::json& vocab = model["vocab"];
     t.pieces_.resize(vocab.size());
     std::vector<bool> seen(vocab.size(), false);
     for (const auto& [piece, id] : vocab.items()) {
-        if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::size_t>() >= vocab.size())
-            throw InputError("tokenizer.json: id of '" + piece + "' is not in [0, vocab size)");
+        if (!id.is_number_integer())
+            throw InputError("tokenizer.json: the id of '" + piece + "' in model.vocab is " + json_kind(id) + "; expected a whole number");
+        if (id.get<std::int64_t>() < 0 || id.get<std::uint64_t>() >= vocab.size())
+            throw InputError("tokenizer.json: the id of '" + piece + "' is " + json_text(id) + ", outside 0 to " +
+                             std::to_string(vocab.size() - 1) + " (model.vocab holds " + std::to_string(vocab.size()) +
+                             (vocab.size() == 1 ? " token)" : " tokens)"));
         const std::size_t index = id.get<std::size_t>();
         if (seen[index]) throw InputError("tokenizer.json: id " + std::to_string(index) + " is used twice");
         seen[index] = true;
@@ -85,7 +99,7 @@ LlamaTokenizer LlamaTokenizer::from_json(const nlohmann::json& j) {
         t.byte_ids_[b] = it == t.ids_.end() ? -1 : it->second;
     }
     std::int32_t rank = 0;
-    for (const nlohmann::json& merge : model["merges"]) {
+    for (const nlohmann::json& merge : merges) {
         std::string left, right;
         if (merge.is_string()) {  // "a b"
             const std::string text = merge.get<std::string>();

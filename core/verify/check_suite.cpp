@@ -7,6 +7,7 @@
 #include <xtensor/xview.hpp>
 
 #include "../model/cache_payload.hpp"
+#include "../model/token_batch.hpp"
 #include "compare.hpp"
 
 namespace anatomy {
@@ -150,7 +151,7 @@ std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& 
 }
 
 // h2. Query heads that share a KV head still attend differently (their queries differ).
-CheckRecord check_shared_heads_differ(const ModelConfig& c, const std::vector<Tensor4<float>>& probs) {
+CheckRecord check_shared_heads_differ(const ModelConfig& c, const std::vector<Tensor4<float>>& probs, const std::string& input) {
     if (c.kv_group() < 2) throw std::logic_error("h2: no KV head is shared by two query heads");
     double smallest = INFINITY;
     bool unmeasured = false;
@@ -165,8 +166,18 @@ CheckRecord check_shared_heads_differ(const ModelConfig& c, const std::vector<Te
                 smallest = std::min(smallest, gap);
             }
     return make_check("h2", "shared_kv_heads_differ",
-                      "smallest max |p_h - p_h'| over query heads sharing a KV head (must exceed the bound)",
+                      "smallest max |p_h - p_h'| over query heads sharing a KV head" + (input.empty() ? "" : ", " + input) +
+                          " (must exceed the bound)",
                       unmeasured ? INFINITY : smallest, 1e-3, ">");
+}
+
+std::optional<TokenIds> shared_heads_batch(const TokenIds& tokens, int vocab_size) {
+    const std::size_t B = tokens.shape(0), T = tokens.shape(1);
+    if (T < 2) throw InputError("verification needs at least 2 tokens per sequence");
+    if (B * (T - 1) >= shared_heads_rows) return std::nullopt;
+    const auto first = xt::row(tokens, 0);
+    const std::vector<std::int32_t> ids(first.begin(), first.end());
+    return make_batch(ids, int((shared_heads_rows + T - 2) / (T - 1)), vocab_size);
 }
 
 std::optional<NonFinite> first_non_finite(const std::vector<LayerCapture<float>>& layers, const Tensor3<float>& logits) {
@@ -229,7 +240,17 @@ std::vector<CheckRecord> run_check_suite(Backend& backend, const TokenIds& token
                                 "each of " + std::to_string(batch.shape(0)) +
                                     " different sequences in one batch vs run alone (logits, probabilities)",
                                 batch_apart(backend, batch), o.batch_tolerance));
-    if (backend.config().kv_group() >= 2) checks.push_back(check_shared_heads_differ(backend.config(), probs));
+    if (backend.config().kv_group() >= 2) {
+        if (const std::optional<TokenIds> own = shared_heads_batch(tokens, backend.config().vocab_size)) {
+            PassCapture capture_own;
+            full_pass(backend, *own, &capture_own);
+            checks.push_back(check_shared_heads_differ(backend.config(), captured_probs(capture_own),
+                                                       "on a batch of its own: " + std::to_string(own->shape(0)) +
+                                                           " sequences of " + std::to_string(own->shape(1)) + " tokens"));
+        } else {
+            checks.push_back(check_shared_heads_differ(backend.config(), probs));
+        }
+    }
     for (CheckRecord& r : checks) {
         r.id = o.id_prefix + r.id;
         r.name = o.name_prefix + r.name;

@@ -10,8 +10,9 @@
 //   e3  every future cell is exactly 0
 //   f2  what the filled cache holds vs 2 x L x Hkv x dh x tokens x batch
 //   g   each sequence of a batch vs the same sequence alone (logits, probabilities)
-//   h2  query heads sharing a KV head attend differently (a difference that must exist;
-//       left out for a model whose KV heads are not shared)
+//   h2  query heads sharing a KV head attend differently (a difference that must exist,
+//       measured on at least shared_heads_rows rows of two keys or more; left out for a
+//       model whose KV heads are not shared)
 // A value that is not finite wherever a check looks is an infinite error, and no
 // check with an infinite error passes (checks.hpp's make_check).
 #pragma once
@@ -39,8 +40,8 @@ struct SuiteOptions {
 };
 
 // Runs a, b (unless !cache_checks), d, e1-e3, f2, g and h2 (when a KV head is shared), in that order, on `tokens`
-// ([B, T], T >= 2). The backend's cache is reset before every pass. `full` receives
-// the capture of the full pass over `tokens` that the checks compare against.
+// ([B, T], T >= 2; h2 on shared_heads_batch when it gives one). The backend's cache is reset before every
+// pass. `full` receives the capture of the full pass over `tokens` that the checks compare against.
 std::vector<CheckRecord> run_check_suite(Backend& backend, const TokenIds& tokens, const SuiteOptions& options = {},
                                          PassCapture* full = nullptr);
 
@@ -55,8 +56,22 @@ CheckRecord check_backends_agree(Backend& grouped, Backend& repeated, const Toke
 // share's value is the softmax's own, tested beside it in ops), and e2 holds row 0 to
 // key 0 alone (every other key exactly 0, key 0 above 0).
 std::vector<CheckRecord> check_probabilities(const std::vector<Tensor4<float>>& probs, bool sinks = false);
-// h2 from the probabilities alone (config.kv_group() >= 2).
-CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs);
+// h2 from the probabilities alone (config.kv_group() >= 2); `input` says what they were
+// computed on when it is not the suite's tokens, for the record.
+CheckRecord check_shared_heads_differ(const ModelConfig& config, const std::vector<Tensor4<float>>& probs,
+                                      const std::string& input = "");
+
+// How many probability rows of two keys or more h2 compares each pair of heads on, at
+// least. Row 0 is [1] in every head, and one row gives one value per pair: two heads
+// that do differ come within 1e-3 of each other there by chance, and over TinyLlama's
+// 616 pairs some pair usually does for two random tokens (tests/unit/test_check_suite.cpp
+// counts it over 12 seeds). On 8 rows a pair would have to come that close on every one.
+inline constexpr std::size_t shared_heads_rows = 8;
+
+// h2's batch of its own when `tokens` ([B, T], T >= 2) give fewer than shared_heads_rows
+// rows (B x (T - 1)): make_batch's batch of the first sequence and its variants, of as
+// many sequences as that takes, [ceil(8 / (T - 1)), T]. Nothing when `tokens` give enough.
+std::optional<TokenIds> shared_heads_batch(const TokenIds& tokens, int vocab_size);
 
 // The first value of a pass that is not finite, in the order the pass computed its
 // tensors ("layers.{l}.input", ".attn_norm", ".q", ... ".out", then "logits"; the

@@ -6,6 +6,7 @@
 #include "checkpoint/llama2c.hpp"
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
+#include "config_option.hpp"
 #include "number_args.hpp"
 #include "number_text.hpp"
 #include "process_stats.hpp"
@@ -32,12 +33,6 @@ DType parse_dtype(const std::string& name) {
     throw InputError("unknown --dtype '" + name + "' (expected float32, float16 or bfloat16)");
 }
 
-std::string known_presets() {
-    std::string known;
-    for (const std::string& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-    return known;
-}
-
 // model.bin and tokenizer.bin in llama2.c's formats, the model streamed.
 void write_llama2c_files(OutputFolder& folder, const Model<float>& model, int seq_len, int version) {
     OutputFile out(folder.file("model.bin"));
@@ -49,34 +44,33 @@ void write_llama2c_files(OutputFolder& folder, const Model<float>& model, int se
 }
 
 int run_export(const ExportOptions& options) {
-    std::optional<ModelConfig> config = preset_config(options.preset);
-    if (!config) throw InputError("unknown --config '" + options.preset + "' (known: " + known_presets() + ")");
+    ModelConfig config = preset_option(options.preset);
     if (options.format != "hf" && options.format != "llama2c")
         throw InputError("unknown --format '" + options.format + "' (expected hf or llama2c)");
     const std::uint64_t seed = parse_decimal(options.seed, "--seed", 0, UINT64_MAX);
-    if (!options.layers.empty()) config->n_layers = int(parse_decimal(options.layers, "--layers", 1, 1000));
+    if (!options.layers.empty()) config.n_layers = int(parse_decimal(options.layers, "--layers", 1, 1000));
     const DType dtype = parse_dtype(options.dtype);
     const bool llama2c = options.format == "llama2c";
     if (llama2c && options.dtype != "float32") throw InputError("--format llama2c writes float32 (llama2.c version 0 and 1)");
     const int seq_len = int(parse_decimal(options.seq_len, "--seq-len", 1, 1 << 20));
     const int version = int(parse_decimal(options.version, "--llama2c-version", 0, 1));
     // The model is made in float32 in memory, then written one tensor at a time.
-    require_memory(config->parameter_count() * sizeof(float), config->name + " with " + std::to_string(config->n_layers) + " layers",
-                   number_text("%.3g", config->parameter_count()) + " float32 weights", "use fewer --layers or a smaller --config");
+    require_memory(config.parameter_count() * sizeof(float), config.name + " with " + std::to_string(config.n_layers) + " layers",
+                   number_text("%.3g", config.parameter_count()) + " float32 weights", "use fewer --layers or a smaller --config");
     OutputFolder folder(options.directory, false);
-    const Model<float> model = random_model(*config, seed);
+    const Model<float> model = random_model(config, seed);
     if (llama2c) {
         write_llama2c_files(folder, model, seq_len, version);
         folder.commit();
-        std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed
-                  << ", llama2.c version " << version << ", seq_len " << seq_len << ") to " << options.directory
+        std::cout << "Wrote " << config.name << " (" << config.n_layers << " layers, seed " << seed
+                  << ", llama2.c version " << version << ", seq_len " << seq_len << ") to " << folder.path()
                   << "/{model.bin,tokenizer.bin}\n";
         return 0;
     }
-    write_checkpoint(folder, model, dtype, synthetic_tokenizer_json(config->vocab_size));
+    write_checkpoint(folder, model, dtype, synthetic_tokenizer_json(config.vocab_size));
     folder.commit();
-    std::cout << "Wrote " << config->name << " (" << config->n_layers << " layers, seed " << seed << ", "
-              << options.dtype << ") to " << options.directory << "/{config.json,model.safetensors,tokenizer.json}\n";
+    std::cout << "Wrote " << config.name << " (" << config.n_layers << " layers, seed " << seed << ", "
+              << options.dtype << ") to " << folder.path() << "/{config.json,model.safetensors,tokenizer.json}\n";
     return 0;
 }
 
@@ -86,7 +80,7 @@ CommandRunner add_export_checkpoint_command(CLI::App& app) {
     auto options = std::make_shared<ExportOptions>();
     CLI::App* cmd = app.add_subcommand("export-checkpoint", "Write the deterministic weights as a Hugging Face Llama checkpoint");
     cmd->add_option("dir", options->directory, "Output folder (created if missing)")->required();
-    cmd->add_option("--config", options->preset, "Model preset: " + known_presets())->capture_default_str();
+    cmd->add_option("--config", options->preset, "Model preset: " + preset_names_text())->capture_default_str();
     cmd->add_option("--format", options->format, "hf (config.json, model.safetensors, tokenizer.json) or llama2c "
                                                  "(model.bin, tokenizer.bin; needs an interleaved-RoPE preset such as stories15m)")
         ->capture_default_str();

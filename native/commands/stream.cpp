@@ -34,6 +34,15 @@ struct StreamOptions {
     bool json = false;
 };
 
+// Where keep_all's positions (0 to read - 1) and the windowed policies' (0 to W - 1)
+// run, against the trained ones (0 to trained - 1), for a run where keep_all passes them.
+std::string positions_line(std::size_t read, std::size_t W, std::size_t trained) {
+    const std::string windowed = W <= trained ? "stay within them (positions 0 to " + std::to_string(W - 1) + ")"
+                                              : "reach position " + std::to_string(W - 1) + ", past them too";
+    return "keep_all reaches position " + std::to_string(read - 1) + ", past the positions the model was trained on (0 to " +
+           std::to_string(trained - 1) + "); the windowed policies " + windowed + ".";
+}
+
 int run_stream(const StreamOptions& o) {
     const std::size_t W = parse_decimal(o.window, "--window", 1, 1 << 16);
     const std::size_t K = parse_decimal(o.sinks, "--sinks", 0, 1 << 16);
@@ -52,6 +61,8 @@ int run_stream(const StreamOptions& o) {
     if (ids.size() <= W + 1)
         throw InputError(o.text + " gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(W) +
                          " evicts nothing before " + std::to_string(W + 2) + " (give a longer text or a smaller --window)");
+    // keep_all passing the trained positions is what the comparison shows; a window past them is worth a warning.
+    warn_if_past_trained_positions(loaded.trained_positions, W, o.model, "the windowed policies (--window " + std::to_string(W) + ") reach");
 
     const StreamReport report = o.dtype == "float64" ? stream_report(cast_model<double>(model), ids, W, K, generate)
                                                      : stream_report(model, ids, W, K, generate);
@@ -83,9 +94,8 @@ int run_stream(const StreamOptions& o) {
             std::cout << "  " << name << std::string(20 - name.size(), ' ') << json_text(text) << "\n";
         }
     }
-    if (loaded.trained_positions && std::int64_t(ids.size()) > *loaded.trained_positions)
-        std::cout << "\nkeep_all reaches position " << ids.size() - 1 << ", past the " << *loaded.trained_positions
-                  << " positions the model was trained on; the windowed policies never pass " << W - 1 << ".\n";
+    if (loaded.trained_positions && std::int64_t(tokens_read(report)) > *loaded.trained_positions)
+        std::cout << "\n" << positions_line(tokens_read(report), W, std::size_t(*loaded.trained_positions)) << "\n";
     return 0;
 }
 

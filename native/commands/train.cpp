@@ -26,6 +26,7 @@
 #include "checkpoint/hf_llama.hpp"
 #include "checkpoint_dir.hpp"
 #include "commands.hpp"
+#include "config_option.hpp"
 #include "files.hpp"
 #include "json_input.hpp"
 #include "number_args.hpp"
@@ -62,9 +63,7 @@ std::string sha256_hex(const std::string& bytes) {
 // The tiny preset, vocabulary `vocab_size`, with --config's keys (inline JSON or a file) applied.
 ModelConfig model_config(const std::string& overrides, int vocab_size) {
     if (overrides.empty()) return training_config(vocab_size, nlohmann::json::object());
-    const std::size_t first = overrides.find_first_not_of(" \t\n");
-    const bool inline_json = first != std::string::npos && (overrides[first] == '{' || overrides[first] == '[');
-    const nlohmann::json patch = inline_json ? parse_json(overrides, "--config") : read_json_file(overrides);
+    const nlohmann::json patch = config_keys_option(overrides);
     try {
         return training_config(vocab_size, patch);
     } catch (const InputError& e) {
@@ -200,7 +199,7 @@ int run_train(const TrainOptions& o) {
     write_file(folder.file("training.json"), json_text(record, 2) + "\n");
     folder.commit();
     std::cerr << "attn train: held-out loss " << heldout << " nats per character after " << settings.steps << " steps ("
-              << duration(training_seconds) << "); wrote " << o.out << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";
+              << duration(training_seconds) << "); wrote " << folder.path() << "/{config.json,model.safetensors,tokenizer.json,training.json}\n";
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "checkpoint_dir.hpp"
 #include "files.hpp"
 #include "commands.hpp"
+#include "config_option.hpp"
 #include "cuda/gpu_verify.hpp"
 #include "json_input.hpp"
 #include "model/token_batch.hpp"
@@ -62,13 +63,7 @@ int run_verify(const VerifyOptions& options) {
         trained_positions = loaded.trained_positions;
         source = "checkpoint " + options.checkpoint;
     } else {
-        const std::optional<ModelConfig> config = preset_config(options.preset);
-        if (!config) {
-            std::string known;
-            for (const std::string& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
-            throw InputError("unknown --config '" + options.preset + "' (known: " + known + ")");
-        }
-        model = random_model(*config, seed);
+        model = random_model(preset_option(options.preset), seed);
         source = "seed " + std::to_string(seed);
     }
     const std::vector<std::int32_t> ids = parse_token_list(options.tokens, model.config.vocab_size);
@@ -120,7 +115,7 @@ CommandRunner add_verify_command(CLI::App& app) {
     cmd->add_option("--batch", options->batch, "Sequences in the batch, 1 to 16; row b > 0 is a shifted variant of --tokens")
         ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of the deterministic weights")->capture_default_str();
-    cmd->add_option("--config", options->preset, "Model preset for generated weights: tiny or tinyllama-1.1b")
+    cmd->add_option("--config", options->preset, "Model preset for generated weights: " + preset_names_text())
         ->capture_default_str();
     cmd->add_option("--checkpoint", options->checkpoint,
                     "Load weights from a Hugging Face Llama checkpoint folder instead of generating them")

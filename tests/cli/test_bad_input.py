@@ -160,6 +160,13 @@ CASES = [
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", '{{"num_hidden_layers": 99999999999}}'], 2, r"out of range"),
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", '[1, 2]'], 2, r"must be a JSON object of config\.json keys, not a list"),
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{config_file_bad}"], 2, r"config_bad\.json is not valid JSON: parse error at line 1"),
+    # --config: train's is JSON keys or a file, verify's and export-checkpoint's a preset's name
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "null"], 2,
+         r"""^attn: --config takes config\.json keys as a JSON object, e\.g\. '\{"hidden_size": 64\}', or a file holding one; 'null' is neither \(no file has that name\)$"""),
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{missing}"], 2, r"--config takes config\.json keys .*'.*missing' is neither"),
+    attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{root}"], 2, r"is a folder: give a file"),
+    attn("parsing", ["verify", "--config", "null"], 2, r"^attn: unknown --config 'null' \(known: tiny, tinyllama-1\.1b, stories260k"),
+    attn("parsing", ["export-checkpoint", "{fresh}", "--config", "null"], 2, r"^attn: unknown --config 'null' \(known: tiny, tinyllama-1\.1b, stories260k"),
     attn("parsing", ["verify", "--checkpoint", "{config_string}"], 2, r"config\.json: field 'hidden_size' must be an integer"),
     attn("parsing", ["verify", "--checkpoint", "{config_1e400}"], 2, r"config\.json is not valid JSON: number overflow parsing '1e400'"),
     attn("parsing", ["probe", "--model", "{config_1e400}"], 2, r"number overflow parsing '1e400'"),
@@ -171,7 +178,16 @@ CASES = [
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r"is not valid JSON: parse error", stdin=""),
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r"expected 4 outputs for softmax", stdin='{"value": 1}'),
     attn("parsing", ["judge", "softmax", "--outputs", "-"], 1, None, r'"message":"the result holds \\"64\\", which is not a number',
-         stdin='[{"value": "64"}, {"value": [1]}, {"error": 5}, {}]'),
+         stdin='[{"value": "64"}, {"value": [1]}, {"error": "ReferenceError: x is not defined"}, {"value": null}]'),
+    # judge: outputs of another structure than one {"value"} or {"error": "..."} per case, refused before any case is judged
+    attn("parsing", ["judge", "softmax", "--outputs", "{outputs_numbers}"], 2,
+         r'^attn: judge: output 1 of 4 for softmax \(case "3 rows of 5"\) is a number \(1\); expected \{"value": an array of shape \[3, 5\]\} or \{"error": "message"\}$'),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r'^attn: judge: output 3 of 4 for softmax \(case "4 rows of 7 with a wide spread"\) is an object with neither "value" nor "error"; expected \{"value": an array of shape \[4, 7\]\}',
+         stdin='[{"value": [[1]]}, {"error": "stopped"}, {}, {"value": 2}]'),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r'output 1 of 4 .* is an object whose "error" is a number \(5\), not a string', stdin='[{"error": 5}, 2, 3, 4]'),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r'output 2 of 4 .* is null; expected', stdin='[{"value": 1}, null, 3, 4]'),
+    attn("parsing", ["judge", "attentionFlops", "--outputs", "-"], 2, r'output 1 of 3 .* expected \{"value": an object with fields projections, scores, weighted\}', stdin="[1, 2, 3]"),
+    attn("parsing", ["judge", "softmax", "--outputs", "-"], 2, r"expected 4 outputs for softmax \(a list, one per case, .*\), not a list of 1$", stdin="[1]"),
     attn("parsing", ["judge", "softmax", "--outputs", "{outputs_1e400}"], 2, r"outputs_1e400\.json is not valid JSON: number overflow"),
     attn("parsing", ["judge", "softmax", "--outputs", "{outputs_deep}"], 2, r"outputs_deep\.json nests lists and objects 200002 deep; at most 100 are read"),
     attn("parsing", ["train", "--text", "{text}", "--out", "{fresh}", "--config", "{config_deep}"], 2, r"nests lists and objects \d+ deep"),
@@ -205,7 +221,15 @@ CASES = [
     attn("parsing", ["tokenize", "--tokenizer", "{no_bos}/tokenizer.json", "abc"], 2, r"has no beginning-of-text token <s> to put first: give --no-bos"),
     attn("parsing", ["tokenize", "--tokenizer", "{no_bos}/tokenizer.json", "--no-bos", "abc"], 0, None, r"^3,6,23,15\n"),
     attn("parsing", ["tokenize", "--tokenizer", "{config_1e400}/config.json", "abc"], 2, r"not valid JSON"),
-    attn("parsing", ["tokenize", "--tokenizer", "{tiny}/config.json", "abc"], 2, r"config\.json: tokenizer\.json: no \"model\" object"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tiny}/config.json", "abc"], 2, r"config\.json: tokenizer\.json: model is missing; expected an object"),
+    # tokenizer.json: a part that is there but of the wrong kind is named as such
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_vocab_list}", "abc"], 2,
+         r'^attn: .*vocab_list\.json: tokenizer\.json: model\.vocab is a list; expected an object mapping each token to its id, \{"<s>": 1, \.\.\.\}$'),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_no_vocab}", "abc"], 2, r"tokenizer\.json: model\.vocab is missing; expected an object mapping each token to its id"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_merges_object}", "abc"], 2, r'tokenizer\.json: model\.merges is an object; expected a list of merges'),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_model_list}", "abc"], 2, r"tokenizer\.json: model is a list; expected an object"),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_id_string}", "abc"], 2, r"""tokenizer\.json: the id of '<s>' in model\.vocab is a string \("1"\); expected a whole number"""),
+    attn("parsing", ["tokenize", "--tokenizer", "{tokenizer_id_range}", "abc"], 2, r"tokenizer\.json: the id of 'extra' is 99, outside 0 to 32 \(model\.vocab holds 33 tokens\)"),
     # safetensors
     attn("parsing", ["probe", "--model", "{duplicate_tensor}"], 2, r"model\.safetensors: the header names 'model\.norm\.weight' twice"),
     attn("parsing", ["verify", "--checkpoint", "{duplicate_tensor}"], 2, r"names 'model\.norm\.weight' twice"),
@@ -450,6 +474,17 @@ def make_fixtures(root):
     for i in range(8):
         big["model"]["vocab"]["extra%d" % i] = 32 + i
     F["tiny_big_tokenizer"] = write("big_tokenizer.json", json.dumps(big))
+    def tokenizer_with(name, edit):
+        tokenizer = load_json(path("tiny", "tokenizer.json"))
+        edit(tokenizer["model"])
+        return write(name, json.dumps(tokenizer))
+    F["tokenizer_vocab_list"] = tokenizer_with("vocab_list.json", lambda m: m.update(vocab=sorted(m["vocab"], key=m["vocab"].get)))
+    F["tokenizer_no_vocab"] = tokenizer_with("no_vocab.json", lambda m: m.pop("vocab"))
+    F["tokenizer_merges_object"] = tokenizer_with("merges_object.json", lambda m: m.update(merges={"a": "b"}))
+    F["tokenizer_id_string"] = tokenizer_with("id_string.json", lambda m: m["vocab"].update({"<s>": str(m["vocab"]["<s>"])}))
+    F["tokenizer_id_range"] = tokenizer_with("id_range.json", lambda m: m["vocab"].update(extra=99))
+    F["tokenizer_model_list"] = write("model_list.json", json.dumps({"model": []}))
+    F["outputs_numbers"] = write("outputs_numbers.json", "[1,2,3,4]\n")
 
     F["duplicate_tensor"] = copy_of("duplicate_tensor")
     def duplicate(text):  # the final norm's entry written twice, the second pointing at other bytes of the same size

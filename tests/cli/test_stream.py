@@ -8,6 +8,8 @@
   (web/public/models/shakespeare).
 - Sinks and window with no sinks gives the sliding window's losses, exactly (a window as
   long as the text giving keep_all's is a unit test: the command refuses such a window).
+- The positions each policy reaches, against those the model was trained on, in the
+  report's last line; a window past the trained positions is warned about on stderr.
 - Bad input: sinks not fewer than the window, a text too short to evict, an unreadable
   model, a llama2.c file without its tokenizer: exit 2, one line.
 """
@@ -22,7 +24,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "diff"))
-from test_cli import REPO, AttnTestCase  # noqa: E402
+from test_cli import REPO, AttnTestCase, run_attn  # noqa: E402
 import numpy_llama as llama  # noqa: E402
 
 SHAKESPEARE = os.path.join(REPO, "web", "public", "models", "shakespeare")
@@ -153,6 +155,29 @@ class Stream(AttnTestCase):
         out = self.ok("stream", "--model", SHAKESPEARE, "--text", path, "--window", "24", "--sinks", "1")
         for name in ["keep_all", "sliding_window", "sinks_and_window", "recompute_window", "nats/token", "first eviction"]:
             self.assertIn(name, out)
+
+    def test_the_positions_each_policy_reaches_and_a_window_past_the_trained_ones(self):
+        path = self.path("text.txt")
+        with open(path, "w") as f:
+            f.write(TEXT)
+        with open(os.path.join(SHAKESPEARE, "config.json")) as f:
+            trained = json.load(f)["max_position_embeddings"]  # positions 0 .. trained - 1
+        length, generate = 200, 5
+        # keep_all reads the text's tokens and every generated one but the last: positions 0 .. read - 1.
+        read = length + generate - 1
+        for window, windowed in [(trained, "stay within them (positions 0 to %d)" % (trained - 1)),
+                                 (trained + 1, "reach position %d, past them too" % trained)]:
+            with self.subTest(window=window):
+                run = run_attn("stream", "--model", SHAKESPEARE, "--text", path, "--window", str(window),
+                               "--length", str(length), "--generate", str(generate))
+                self.assertEqual(run.returncode, 0, run.stderr)
+                self.assertEqual(run.stdout.splitlines()[-1],
+                                 "keep_all reaches position %d, past the positions the model was trained on (0 to %d); "
+                                 "the windowed policies %s." % (read - 1, trained - 1, windowed))
+                warning = ("attn: warning: the windowed policies (--window %d) reach %d positions, past the %d that '%s' "
+                           "was trained on (max_position_embeddings or seq_len): beyond them its predictions degrade\n"
+                           % (window, window, trained, SHAKESPEARE))
+                self.assertEqual(run.stderr, warning if window > trained else "")
 
     def test_bad_input_exits_2_with_one_line(self):
         path = self.path("text.txt")

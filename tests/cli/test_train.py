@@ -6,8 +6,9 @@
 - The same seed gives the same weights, byte for byte, on 1 thread and on 2 (the
   batch's shards are added in a fixed order); another seed gives other weights.
 - Bad input (an empty, binary, non-UTF-8 or too short text, nonsense options, an
-  existing output folder) exits 2 with one line, and writes nothing; a text of few
-  distinct characters measures induction on a string as long as it can spell.
+  existing output folder) exits 2 with one line, and writes nothing; an output folder
+  that cannot be written is refused before the first step; "--out DIR/" names DIR; a
+  text of few distinct characters measures induction on a string as long as it can spell.
 - An interrupted run (SIGINT 130, SIGTERM 143) stops at once, even inside a long
   step, and leaves no output, not even a partial one.
 - The memory the run says it needs is within a factor of 1.5 of its measured peak
@@ -209,6 +210,39 @@ class Train(AttnTestCase):
         self.write_text(os.path.join("out", "keep.txt"), "mine")
         self.fails(["train", "--text", good, "--out", out, "--steps", "2"], "already exists")
         self.assertEqual(os.listdir(out), ["keep.txt"])
+
+    def test_out_written_with_a_trailing_slash_names_the_folder(self):
+        text = self.write_text("text.txt", generated_text(5000))
+        for name, existing in [("new", False), ("empty", True)]:
+            with self.subTest(out=name + "/"):
+                if existing:
+                    os.mkdir(self.path(name))
+                progress = self.train(text, self.path(name) + "/", steps=2)
+                self.assertIn("wrote %s/{config.json," % self.path(name), progress)
+                self.assertEqual(sorted(os.listdir(self.path(name))),
+                                 ["config.json", "model.safetensors", "tokenizer.json", "training.json"])
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["empty", "new", "text.txt"], "nothing partial is left beside them")
+
+    def test_an_out_that_cannot_be_written_is_refused_before_training(self):
+        # Ten million steps: a refusal that came after training would never come. fails()
+        # takes exactly one line on stderr, so not even the run's first line was printed.
+        text = self.write_text("text.txt", generated_text(5000))
+        a_file = self.write_text("a-file", "mine")
+        full = self.path("full")
+        os.mkdir(full)
+        self.write_text(os.path.join("full", "keep.txt"), "mine")
+        cases = [
+            (a_file, "is a file, not a folder"),
+            (a_file + "/", "is a file, not a folder"),
+            (os.path.join(a_file, "model"), "a part of its path is a file"),
+            (full + "/", "already exists and is not empty"),
+            ("/sys/attn-train-out", "cannot create the folder '/sys/attn-train-out'"),  # nothing can be created there
+        ]
+        for out, mention in cases:
+            with self.subTest(out=out):
+                self.fails(["train", "--text", text, "--out", out, "--steps", "10000000"], mention)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["a-file", "full", "text.txt"])
+        self.assertEqual(os.listdir(full), ["keep.txt"])
 
     def test_weight_decay_reaches_the_optimizer_and_the_record(self):
         if SANITIZED:

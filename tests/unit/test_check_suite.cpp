@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 #include <string>
@@ -25,7 +26,10 @@
 #include "verify/check_suite.hpp"
 #include "verify/compare.hpp"
 
+#include "test_helpers.hpp"
+
 using namespace anatomy;
+using namespace anatomy::test;
 
 namespace {
 
@@ -236,4 +240,77 @@ TEST_CASE("with attention sinks, the suite passes on the tiny model and on its c
     tiny.reset(1);
     // The same model, its projections read in place ([out, in]): the same logits to float rounding.
     CHECK(max_abs_diff(backend.forward(demo_tokens(), nullptr), tiny.forward(demo_tokens(), nullptr)) < 1e-4);
+}
+
+namespace {
+
+// TinyLlama-1.1B's attention layout (22 layers of 32 query heads sharing 4 KV heads:
+// 616 pairs that h2 compares) at a width that runs in milliseconds.
+ModelConfig tinyllama_heads_at_small_width() {
+    ModelConfig c = tinyllama_config();
+    c.name = "tinyllama-heads";
+    c.vocab_size = 64;
+    c.hidden_size = 64;
+    c.head_dim = 8;
+    c.ffn_size = 64;
+    return c;
+}
+
+// Query head `copy` given head `source`'s projection in layer `layer`: the two then
+// compute the same queries, as an implementation that indexes one query per KV head would.
+void share_queries(Model<float>& model, int layer, int source, int copy) {
+    const std::size_t dh = std::size_t(model.config.head_dim);
+    Matrix<float>& wq = model.weights.layers[std::size_t(layer)].wq;  // [D, Hq * dh]
+    xt::view(wq, xt::all(), xt::range(copy * dh, (copy + 1) * dh)) = xt::view(wq, xt::all(), xt::range(source * dh, (source + 1) * dh));
+}
+
+}  // namespace
+
+TEST_CASE("h2 compares heads on at least 8 rows: on two random tokens' one row, some pair of TinyLlama's 616 comes within the bound") {
+    // Twelve seeds of a correct model: on the one row of two keys that two tokens give,
+    // the closest pair of heads comes within 1e-3 for most of them; on the suite's own
+    // batch (8 sequences of 2 tokens) no pair does, for any of them.
+    const TokenIds two = {{1, 2}};
+    int within_on_one_row = 0;
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+        const Model<float> model = random_model(tinyllama_heads_at_small_width(), seed);
+        TinyBackend backend(model);
+        PassCapture capture;
+        backend.reset(1);
+        backend.forward(two, &capture);
+        const CheckRecord on_one_row = check_shared_heads_differ(model.config, captured_probs(capture));
+        REQUIRE(std::isfinite(on_one_row.max_abs_error));
+        within_on_one_row += on_one_row.passed ? 0 : 1;
+
+        const std::vector<CheckRecord> checks = run_check_suite(backend, two);
+        std::vector<std::string> failed;
+        for (const CheckRecord& r : checks)
+            if (!r.passed) failed.push_back(r.id + " " + std::to_string(r.max_abs_error));
+        CAPTURE(seed);
+        CHECK(failed.empty());
+        const CheckRecord& h2 = find_check(checks, "h2");
+        CHECK(h2.max_abs_error > 10 * h2.tolerance);
+        CHECK(h2.compares.find("8 sequences of 2 tokens") != std::string::npos);
+    }
+    CHECK(within_on_one_row >= 6);
+
+    const std::optional<TokenIds> own = shared_heads_batch(two, 64);
+    REQUIRE(own);
+    CHECK(own->shape(0) * (own->shape(1) - 1) >= shared_heads_rows);
+    CHECK(same_bits(TokenIds(xt::view(*own, xt::range(0, 1))), two));  // the first sequence, then its variants
+    // Tokens that give 8 rows already are compared as they are, on the suite's own pass.
+    CHECK_FALSE(shared_heads_batch(TokenIds({{1, 2, 3, 4, 5, 6, 7, 8, 9}}), 64));
+    CHECK_FALSE(shared_heads_batch(TokenIds({{1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}}), 64));
+}
+
+TEST_CASE("h2 fails a model whose query heads share their queries, on two tokens as on more") {
+    Model<float> model = random_model(tinyllama_heads_at_small_width());
+    share_queries(model, 21, 8, 13);  // layer 21, KV head 1's first and sixth query heads
+    TinyBackend backend(model);
+    for (const TokenIds& tokens : {TokenIds({{1, 2}}), TokenIds({{1, 2, 3, 4, 5, 6}, {6, 5, 4, 3, 2, 1}})}) {
+        const CheckRecord h2 = find_check(run_check_suite(backend, tokens), "h2");
+        CAPTURE(tokens.shape(1));
+        CHECK_FALSE(h2.passed);
+        CHECK(h2.max_abs_error == 0.0);  // the same queries: the same probabilities, to the bit
+    }
 }

@@ -95,6 +95,28 @@ TEST_CASE("failures report shapes, non-finite values and the first mismatch") {
     CHECK(report["diagnosis"].is_null());
 }
 
+TEST_CASE("outputs of another structure are refused before any case is judged, naming the first wrong entry") {
+    const Exercise& e = find_exercise("softmax");
+    const json good = outputs_of(e, e.reference);
+    REQUIRE(judge_outputs("softmax", good)["passed"] == true);
+    const auto refused = [](const json& outputs, const std::string& message) {
+        CAPTURE(outputs.dump());
+        CHECK_THROWS_WITH_AS(judge_outputs("softmax", outputs), doctest::Contains(message.c_str()), InputError);
+    };
+    refused(json::array({1, 2, 3, 4}), "output 1 of 4 for softmax (case \"" + e.cases[0].name + "\") is a number (1); expected {\"value\": an array of shape [3, 5]}");
+    json second_empty = good;
+    second_empty[1] = json::object();
+    refused(second_empty, "output 2 of 4 for softmax (case \"" + e.cases[1].name + "\") is an object with neither \"value\" nor \"error\"");
+    json error_number = good;
+    error_number[3] = {{"error", 5}};
+    refused(error_number, "output 4 of 4 for softmax (case \"" + e.cases[3].name + "\") is an object whose \"error\" is a number (5), not a string");
+    refused(json::object({{"value", 1}}), "expected 4 outputs for softmax");
+    refused(json::array({good[0]}), "not a list of 1");
+    // An exercise whose result is an object of named values says so.
+    CHECK_THROWS_WITH_AS(judge_outputs("attentionFlops", json::array({1, 2, 3})),
+                         doctest::Contains("expected {\"value\": an object with fields projections, scores, weighted}"), InputError);
+}
+
 TEST_CASE("tolerance: rounding-level differences pass, small real errors fail") {
     const Exercise& e = find_exercise("rmsnorm");
     json outputs = outputs_of(e, e.reference);

@@ -75,7 +75,27 @@ TEST_CASE("malformed tokenizer.json is rejected with a reason") {
     CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json(nlohmann::json::object()), doctest::Contains("model"), InputError);
     CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json({{"model", {{"type", "Unigram"}}}}), doctest::Contains("not BPE"), InputError);
     CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json({{"model", {{"vocab", {{"a", 5}}}, {"merges", nlohmann::json::array()}}}}),
-                         doctest::Contains("not in [0, vocab size)"), InputError);
+                         doctest::Contains("the id of 'a' is 5, outside 0 to 0"), InputError);
+}
+
+TEST_CASE("a part of tokenizer.json that is there but of the wrong kind is named as such, not as missing") {
+    const nlohmann::json merges = nlohmann::json::array();
+    const auto fails_with = [](const nlohmann::json& file, const std::string& message) {
+        CAPTURE(file.dump());
+        CHECK_THROWS_WITH_AS(LlamaTokenizer::from_json(file), doctest::Contains(message.c_str()), InputError);
+    };
+    fails_with({{"model", {{"vocab", {"a", "b"}}, {"merges", merges}}}},
+               "model.vocab is a list; expected an object mapping each token to its id");
+    fails_with({{"model", {{"merges", merges}}}}, "model.vocab is missing; expected an object mapping each token to its id");
+    fails_with({{"model", {{"vocab", {{"a", 0}}}, {"merges", {{"a", "b"}}}}}}, "model.merges is an object; expected a list of merges");
+    fails_with({{"model", {{"vocab", {{"a", 0}}}}}}, "model.merges is missing; expected a list of merges");
+    fails_with({{"model", nlohmann::json::array()}}, "model is a list; expected an object");
+    fails_with(nlohmann::json::object(), "model is missing; expected an object");
+    fails_with(nlohmann::json::array(), "the file holds a list; expected an object with a \"model\"");
+    fails_with({{"model", {{"vocab", {{"a", "0"}}}, {"merges", merges}}}}, "the id of 'a' in model.vocab is a string (\"0\"); expected a whole number");
+    fails_with({{"model", {{"vocab", {{"a", 0}, {"b", -1}}}, {"merges", merges}}}}, "the id of 'b' is -1, outside 0 to 1 (model.vocab holds 2 tokens)");
+    // The same parts, of the right kinds: read.
+    CHECK(LlamaTokenizer::from_json({{"model", {{"vocab", {{"a", 0}, {"b", 1}}}, {"merges", merges}}}}).vocab_size() == 2);
 }
 
 namespace {
