@@ -2,13 +2,16 @@
 // a KV cache of at most W entries, under each eviction policy, against recomputing
 // every prediction from the last W tokens: core/stream/stream_report.hpp, the code
 // `attn stream` runs. Part of the notebook's module (attention_notebook.js/.wasm), which
-// the StreamingLLM widget's workers and the sink-scores figure load as they come near.
+// the StreamingLLM widget's workers and the sink-scores figure load as they come near,
+// for the checkpoints attn train wrote; and of the trained-model module
+// (attention_trained), which reads llama2.c's files too, for stories260K in the same
+// widget (loadLlama2c is there only: ANATOMY_STREAM_LLAMA2C).
 //
 //   const s = new core.StreamSession();
 //   s.loadCheckpoint(config, safetensorsBytes, safetensorsHeader, tokenizer)
 //                      a folder attn train wrote (config.json, model.safetensors, tokenizer.json)
 //   s.loadLlama2c(modelBytes, tokenizerBytes)
-//                      a llama2.c model.bin and tokenizer.bin (stories260K)
+//                      a llama2.c model.bin and tokenizer.bin (stories260K; attention_trained only)
 //                      -> both: {config, vocab_size, context, attention_sinks}
 //   s.run({text, window, sinks, length, generate, reference})
 //                      -> stream_report_json's report (every policy's losses, means, where each
@@ -253,7 +256,10 @@ EMSCRIPTEN_BINDINGS(anatomy_stream) {
     emscripten::class_<StreamSession>("StreamSession")
         .constructor<>()
         .function("loadCheckpoint", &StreamSession::load_checkpoint)
+#ifdef ANATOMY_STREAM_LLAMA2C
+        // attention_trained's sessions only: the notebook's module leaves llama2.c's reader out.
         .function("loadLlama2c", &StreamSession::load_llama2c)
+#endif
         .function("run", &StreamSession::run)
         .function("addReference", &StreamSession::add_reference)
         .function("tokens", &StreamSession::tokens)

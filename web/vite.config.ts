@@ -180,6 +180,30 @@ const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_
 
 const archive = sourceArchive(repo);
 
+// The StreamingLLM widget's workers import the page's own lib/stream-core.ts chunk by its
+// URL (widgets/streaming/stream-worker.ts): an entry of its own (below), so that its
+// exports keep their names, and it and every chunk it imports must hold only code that
+// runs in a worker: the notebook module's glue in one chunk, the wasm loading it shares
+// with the chapters' widgets in another, never a widget's DOM code that Rollup would
+// otherwise group with them.
+// The wasm files' URLs (…wasm?url, a string each) go in a chunk of their own, so that
+// naming one does not import its module's glue.
+const workerSafe: [string, RegExp][] = [
+  ['notebook-core', /\/(src\/lib\/notebook-core\.ts|attention_notebook\.js)$/],
+  ['wasm-runtime', /\/src\/lib\/(wasm-compile|early-start|wasm-result|core|safetensors)\.(ts|mjs)$/],
+  ['wasm-urls', /\.wasm\?url$/],
+];
+function workerSafeChunks(id: string): string | undefined {
+  return workerSafe.find(([, pattern]) => pattern.test(id))?.[0];
+}
+
+// Vite preloads what a dynamic import needs with <link> elements, which a worker has
+// none of: stream-core's import of the trained-model module (for a llama2.c file, in the
+// StreamingLLM widget's workers) preloads nothing.
+function preloadDependencies(_file: string, deps: string[], { hostId }: { hostId: string }): string[] {
+  return /stream-core/.test(hostId) ? [] : deps;
+}
+
 export default defineConfig({
   base: './',
   plugins: [
@@ -189,10 +213,19 @@ export default defineConfig({
   resolve: { alias: { '@wasm': wasmDir } },
   build: {
     target: 'es2022',
+    modulePreload: { resolveDependencies: preloadDependencies },
     rollupOptions: {
-      input: Object.fromEntries(pages.map((p) => [p, resolve(__dirname, `${p}.html`)])),
+      input: {
+        ...Object.fromEntries(pages.map((p) => [p, resolve(__dirname, `${p}.html`)])),
+        // An entry of its own, its exports kept by name: the StreamingLLM widget's workers import it by URL.
+        'stream-core': resolve(__dirname, 'src/lib/stream-core.ts'),
+      },
+      preserveEntrySignatures: 'exports-only',
       // The source reader's files (core-source-attention-*.js) apart from the widgets' code (attention-view-*.js).
-      output: { chunkFileNames: (chunk) => (chunk.facadeModuleId?.startsWith('\0virtual:anatomy-source/') ? 'assets/core-source-[name]-[hash].js' : 'assets/[name]-[hash].js') },
+      output: {
+        chunkFileNames: (chunk) => (chunk.facadeModuleId?.startsWith('\0virtual:anatomy-source/') ? 'assets/core-source-[name]-[hash].js' : 'assets/[name]-[hash].js'),
+        manualChunks: workerSafeChunks,
+      },
     },
   },
   server: { host: '127.0.0.1', port: 8000, strictPort: true, fs: { allow: [repo] } },

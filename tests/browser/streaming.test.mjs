@@ -209,7 +209,11 @@ test('a window past the trained positions is said beside W, and a text the model
   }
   const before = await page.evaluate(() => document.querySelector('[data-widget="streaming"] .widget-body').dataset.ms);
   await page.getByTestId('streaming-model').selectOption('stories260K');
+  // While the new model runs, the last model's results are greyed, then replaced.
+  assert.deepEqual(await page.locator('[data-widget="streaming"] [data-stale]').evaluateAll((nodes) => nodes.map((n) => n.dataset.testid)),
+    ['streaming-chart', 'streaming-summary', 'streaming-table', 'streaming-continuations']);
   await shown(page, before);
+  assert.equal(await page.locator('[data-widget="streaming"] [data-stale]').count(), 0);
   const fit = page.getByTestId('streaming-fit-note');
   assert.ok(await fit.isVisible(), 'stories260K reading Shakespeare');
   assert.match(await fit.textContent(), /reads this text poorly: even recomputing every window it loses [\d.]+ nats per token, against ln 512 = 6\.238 .*children's stories/);

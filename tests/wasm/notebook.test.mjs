@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { loadCore, loadNotebook, wasmDir } from './load_core.mjs';
+import { loadCore, loadNotebook, loadTrained, wasmDir } from './load_core.mjs';
 
 const [core, notebook] = await Promise.all([loadCore(), loadNotebook()]);
 const tiny = JSON.parse(core.config('tiny'));
@@ -125,6 +125,16 @@ test('each module leaves out what only the other chapter calls', () => {
     assert.equal(typeof notebook[name], 'function', `attention_notebook lost ${name}`);
     assert.equal(core[name], undefined, `attention_core has ${name}: it should be the notebook's alone`);
   }
+});
+
+test('the notebook\'s stream sessions read attn train\'s checkpoints; llama2.c\'s files are the trained-model module\'s', async () => {
+  const notebookSession = new notebook.StreamSession();
+  const trainedSession = new (await loadTrained()).StreamSession();
+  assert.equal(typeof notebookSession.loadCheckpoint, 'function');
+  assert.equal(notebookSession.loadLlama2c, undefined, 'attention_notebook links llama2.c\'s reader');
+  assert.equal(typeof trainedSession.loadLlama2c, 'function', 'attention_trained lost loadLlama2c');
+  notebookSession.delete();
+  trainedSession.delete();
 });
 
 test('the modules the page\'s widgets call carry no JSON parser; the judge\'s, which reads a learner\'s JSON text, does', () => {

@@ -1,5 +1,5 @@
-// The StreamingLLM widget's stream session (wasm/bindings_stream.cpp, in attention_notebook.wasm)
-// under Node against the native `attn stream --json` on the same text: the Shakespeare
+// The StreamingLLM widget's stream session (wasm/bindings_stream.cpp, in attention_notebook.wasm
+// for attn train's checkpoints, in attention_trained.wasm for llama2.c's files) under Node against the native `attn stream --json` on the same text: the Shakespeare
 // model attn train wrote (web/public/models/shakespeare) and llama2.c's stories260K.
 // Every policy's loss at every position agrees to 1e-4 nats (the native build fuses
 // multiply-adds, wasm has none), so do the means; the continuations are the same
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadCore, loadNotebook } from './load_core.mjs';
+import { loadCore, loadNotebook, loadTrained } from './load_core.mjs';
 import { loadCheckpoint } from '../../web/src/lib/checkpoint-load.mjs';
 import { stories260K } from '../shared-models.mjs';
 import { safetensorsHeader } from '../../web/src/lib/safetensors.mjs';
@@ -153,9 +153,9 @@ test('head scores: the first-token score of every head is chapter 1\'s, bit for 
   session.delete();
 });
 
-test('stories260K (llama2.c): every policy as attn stream computes it', async () => {
+test('stories260K (llama2.c, read by the trained-model module): every policy as attn stream computes it', async () => {
   const { model, tokenizer } = stories260K();
-  const module = await loadNotebook();
+  const module = await loadTrained();
   const session = new module.StreamSession();
   const info = JSON.parse(session.loadLlama2c(new Uint8Array(fs.readFileSync(model)), new Uint8Array(fs.readFileSync(tokenizer))));
   assert.equal(info.error, undefined, info.error);
@@ -174,9 +174,11 @@ test('bad input is an {error}: no model yet, sinks not fewer than the window, a 
   assert.match(JSON.parse(empty.addReference()).error, /no run/);
   assert.match(JSON.parse(empty.attachReference({ losses: [], continuation: [] })).error, /no run/);
   assert.match(JSON.parse(empty.referenceLosses({ text: verse, from: 0, to: 1 })).error, /no model/);
-  assert.match(JSON.parse(empty.loadLlama2c(new Uint8Array([1, 2, 3]), new Uint8Array(4))).error, /model file/);
-  assert.match(JSON.parse(empty.loadLlama2c('not bytes', new Uint8Array(4))).error, /Uint8Array/);
   empty.delete();
+  const trained = new (await loadTrained()).StreamSession();
+  assert.match(JSON.parse(trained.loadLlama2c(new Uint8Array([1, 2, 3]), new Uint8Array(4))).error, /model file/);
+  assert.match(JSON.parse(trained.loadLlama2c('not bytes', new Uint8Array(4))).error, /Uint8Array/);
+  trained.delete();
   const { session } = await shakespeareSession();
   assert.match(JSON.parse(session.run({ text: verse, window: 4, sinks: 4 })).error, /larger than its 4 sinks/);
   assert.match(JSON.parse(session.run({ text: 'short', window: 64 })).error, /evicts nothing before 66/);

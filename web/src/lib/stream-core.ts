@@ -1,11 +1,14 @@
-// The StreamingLLM widget's session (wasm/bindings_stream.cpp, in the notebook's module
-// attention_notebook): a long text decoded one token at a time through a KV cache of at
-// most W entries under each eviction policy, against recomputing every prediction from
-// the last W tokens, by the core's stream_report, the code `attn stream` runs (in the
-// StreamingLLM widget's workers); and the sink scores of a model's heads (the notebook's
-// sink-scores figure).
+// The StreamingLLM widget's session (wasm/bindings_stream.cpp): a long text decoded one
+// token at a time through a KV cache of at most W entries under each eviction policy,
+// against recomputing every prediction from the last W tokens, by the core's
+// stream_report, the code `attn stream` runs (in the StreamingLLM widget's workers); and
+// the sink scores of a model's heads (the notebook's sink-scores figure). A checkpoint
+// attn train wrote is read by the notebook's module (attention_notebook); a llama2.c file
+// (stories260K) by the trained-model widget's (attention_trained), which has llama2.c's
+// reader and is fetched only when one is opened.
 import type { ModelConfig } from './core-types';
 import { loadNotebookModule, notebookWasmUrl } from './notebook-core';
+import trainedWasmUrl from '@wasm/attention_trained.wasm?url';
 import { safetensorsHeader } from './safetensors.mjs';
 import { unwrapResult } from './wasm-result';
 import { compileWasm, useCompiled } from './wasm-compile';
@@ -96,10 +99,34 @@ interface RawSession {
 
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new StreamError(message));
 
-const loadModule = () => loadNotebookModule() as Promise<{ StreamSession: new () => RawSession }>;
+type StreamModule = { StreamSession: new () => RawSession };
 
-/** The module's wasm, compiled once for the page: its workers share it (StreamSession.open's `compiled`). */
-export const compileStreamWasm = (): Promise<WebAssembly.Module> => compileWasm(notebookWasmUrl);
+/** The module that reads files of this format, and its .wasm. */
+function moduleFor(format: StreamModelFiles['format']): { url: string; load: () => Promise<StreamModule> } {
+  if (format === 'checkpoint') return { url: notebookWasmUrl, load: () => loadNotebookModule() as Promise<StreamModule> };
+  return { url: trainedWasmUrl, load: () => loadTrainedCode().then((trained) => trained.loadModule() as unknown as Promise<StreamModule>) };
+}
+
+// The trained-model module's code, imported when a llama2.c file is first read (with no
+// preloading, which a worker cannot do: vite.config.ts).
+let trainedCode: Promise<typeof import('./trained-core')> | null = null;
+function loadTrainedCode(): Promise<typeof import('./trained-core')> {
+  trainedCode ??= import('./trained-core').catch((error: unknown) => {
+    trainedCode = null;  // a failed fetch may be retried
+    throw new Error(`the trained-model module, which reads llama2.c files, could not be loaded (${error instanceof Error ? error.message : String(error)})`);
+  });
+  return trainedCode;
+}
+
+/**
+ * This module's own URL: the StreamingLLM widget's workers import it from there (the
+ * file the page's thread already has, and with it the notebook module's glue) rather
+ * than from a copy bundled into the worker's script.
+ */
+export const streamCoreUrl = import.meta.url;
+
+/** The wasm that reads files of this format, compiled once for the page: its workers share it (StreamSession.open's `compiled`). */
+export const compileStreamWasm = (format: StreamModelFiles['format']): Promise<WebAssembly.Module> => compileWasm(moduleFor(format).url);
 
 /** One loaded model; run() decodes a text under every policy. */
 export class StreamSession {
@@ -107,8 +134,9 @@ export class StreamSession {
 
   /** `compiled`: compileStreamWasm's module, from the page (a worker then compiles nothing of its own). */
   static async open(files: StreamModelFiles, compiled?: WebAssembly.Module): Promise<StreamSession> {
-    if (compiled) useCompiled(notebookWasmUrl, compiled);
-    const module = await loadModule();
+    const { url, load } = moduleFor(files.format);
+    if (compiled) useCompiled(url, compiled);
+    const module = await load();
     const raw = new module.StreamSession();
     try {
       const info = unwrap<StreamModelInfo>(files.format === 'checkpoint'

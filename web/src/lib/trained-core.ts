@@ -93,6 +93,9 @@ const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new Cor
  */
 export const loadModule = moduleLoader(createAnatomyTrained, wasmUrl, (raw) => raw as RawModule);
 
+/** The module's .wasm: stream-core.ts compiles it for the StreamingLLM widget's workers when they read a llama2.c file. */
+export const trainedWasmUrl = wasmUrl;
+
 /** A session over a llama2.c checkpoint and its tokenizer.bin; throws CoreError naming what is wrong with either. */
 export async function openTrained(model: Uint8Array, tokenizer: Uint8Array): Promise<TrainedSession> {
   const module = await loadModule();

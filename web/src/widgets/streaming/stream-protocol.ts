@@ -3,7 +3,8 @@
 import type { ReferencePart, StreamModelFiles, StreamModelInfo, StreamOptions, StreamReport } from '../../lib/stream-core';
 
 export type StreamRequest =
-  | { kind: 'load'; id: number; files: StreamModelFiles; wasm?: WebAssembly.Module }  // wasm: the page's compile, shared
+  // coreUrl: lib/stream-core.ts as the page loaded it (its streamCoreUrl); wasm: the page's compile, shared
+  | { kind: 'load'; id: number; coreUrl: string; files: StreamModelFiles; wasm?: WebAssembly.Module }
   | { kind: 'count'; id: number; options: StreamOptions }                  // how many tokens a run decodes
   | { kind: 'run'; id: number; options: StreamOptions }                    // the three cache policies
   | { kind: 'losses'; id: number; options: StreamOptions; from: number; to: number }  // part of the reference

@@ -3,12 +3,20 @@
 // The widget (stream-workers.ts) gives one worker the three cache policies and shares the
 // reference's predictions out among all of them; each answers its requests in order, each
 // with the request's id.
+//
+// The stream session's code (lib/stream-core.ts, the notebook module's glue with it) comes
+// from the URL the first request names: the page's own file, so that the worker's script
+// holds none of it and a reader downloads that code once, not once for the page and once
+// for its workers.
 /// <reference lib="webworker" />
-import { StreamSession } from '../../lib/stream-core';
+import type { StreamSession } from '../../lib/stream-core';
 import type { StreamMessage, StreamRequest } from './stream-protocol';
 
 declare const self: DedicatedWorkerGlobalScope;
 
+type StreamCore = typeof import('../../lib/stream-core');
+
+let core: Promise<StreamCore> | null = null;
 let session: StreamSession | null = null;
 let queue = Promise.resolve();
 
@@ -20,7 +28,8 @@ async function handle(request: StreamRequest): Promise<void> {
     if (request.kind === 'load') {
       session?.delete();
       session = null;
-      session = await StreamSession.open(request.files, request.wasm);
+      core ??= import(/* @vite-ignore */ request.coreUrl) as Promise<StreamCore>;
+      session = await (await core).StreamSession.open(request.files, request.wasm);
       post({ kind: 'loaded', id: request.id, info: session.info });
       return;
     }

@@ -6,7 +6,7 @@
 // its caches are done. The parts, joined in order, are the reference `attn stream`
 // computes in one piece, bit for bit (the wasm test compares); the first worker's core
 // adds it to its report. On one core there is one worker, which does it all.
-import { compileStreamWasm, type StreamModelFiles, type StreamModelInfo, type StreamOptions, type StreamReport } from '../../lib/stream-core';
+import { compileStreamWasm, streamCoreUrl, type StreamModelFiles, type StreamModelInfo, type StreamOptions, type StreamReport } from '../../lib/stream-core';
 import type { StreamMessage, StreamRequest } from './stream-protocol';
 
 const maxWorkers = 4;
@@ -108,9 +108,9 @@ export class StreamWorkers {
     const buffers = files.format === 'checkpoint' ? [files.safetensors.buffer] : [files.model.buffer, files.tokenizer.buffer];
     const last = this.workers.length - 1;
     // One compile for all: the workers share its code, so what one warms the others run.
-    const wasm = await compileStreamWasm().catch(() => undefined);  // without it each worker compiles its own
+    const wasm = await compileStreamWasm(files.format).catch(() => undefined);  // without it each worker compiles its own
     const answers = await Promise.all(this.workers.map((worker, k) =>
-      worker.ask({ kind: 'load', files, wasm }, 'loaded', k === last ? buffers : [])));
+      worker.ask({ kind: 'load', coreUrl: streamCoreUrl, files, wasm }, 'loaded', k === last ? buffers : [])));
     return answers[0].info;
   }
 
