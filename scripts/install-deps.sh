@@ -6,11 +6,13 @@
 #   scripts/install-deps.sh           both
 #   scripts/install-deps.sh debian    the Debian packages only
 #   scripts/install-deps.sh npm       the npm packages only
+#   scripts/install-deps.sh bench     the Debian packages and the PyTorch peer of
+#                                     `attn bench cpu` (python3-torch, docs/perf.md)
 set -euo pipefail
 part="${1:-all}"
 case "$part" in
-  all | debian | npm) ;;
-  *) echo "usage: scripts/install-deps.sh [debian|npm]" >&2; exit 2 ;;
+  all | debian | npm | bench) ;;
+  *) echo "usage: scripts/install-deps.sh [debian|npm|bench]" >&2; exit 2 ;;
 esac
 
 packages=(
@@ -22,16 +24,16 @@ packages=(
   libcli11-dev                          # attn's command line
   libssl-dev                            # attn train's SHA-256 of its corpus (OpenSSL's libcrypto)
   emscripten node-acorn                 # wasm build (Emscripten needs Debian's acorn)
-  python3-numpy                         # independent NumPy cross-check
+  python3-numpy                         # independent NumPy cross-check, the bench's NumPy peer
+  libopenblas0-pthread                  # NumPy's BLAS (Debian's libblas3 is the unoptimised reference)
   chromium                              # browser tests (driven by playwright-core; never a downloaded browser)
   clang-14 libclang-rt-14-dev           # libFuzzer over the checkpoint readers (tests/fuzz)
 )
-# Opt-in: the PyTorch peer of `attn bench cpu` (docs/perf.md). python3-torch pulls
-# 167 packages (579 MiB installed, about 5 minutes on the 2-core reference machine),
-# too much for every build; libopenblas0 is the BLAS libtorch recommends (without
-# it NumPy and PyTorch use Debian's reference BLAS). ANATOMY_BENCH_PEERS=1 adds both.
-if [ "${ANATOMY_BENCH_PEERS:-0}" = 1 ]; then
-  packages+=(python3-torch libopenblas0)
+# The PyTorch peer of `attn bench cpu`, only with `bench`: python3-torch pulls 167
+# packages (579 MiB installed, about 5 minutes on the 2-core build machine), too much
+# for every build and test run.
+if [ "$part" = bench ]; then
+  packages+=(python3-torch)
 fi
 
 install_debian() {
@@ -66,4 +68,4 @@ install_npm() {
 }
 
 [ "$part" = npm ] || install_debian
-[ "$part" = debian ] || install_npm
+[ "$part" = debian ] || [ "$part" = bench ] || install_npm

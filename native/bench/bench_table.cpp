@@ -33,6 +33,57 @@ const json* find_row(const json& rows, const std::string& kase, std::size_t T, s
 
 double ms_of(const json* row) { return row && row->contains("ms") ? (*row)["ms"].get<double>() : -1; }
 
+// The peers (native/bench/peers.py), in the order of their columns.
+constexpr const char* kPeers[] = {"numpy_matmul", "numpy_einsum", "torch_eager", "torch_sdpa"};
+
+std::string case_columns(const std::string& kase, const std::string& T, const std::string& S) {
+    std::string line = kase;
+    line.resize(9, ' ');
+    return line + pad(T, 5) + pad(S, 7);
+}
+
+// "OpenBLAS 0.3.21, kernels for SkylakeX, pthreads, 1 thread (PATH)" (peers.py's describe_blas).
+std::string blas_text(const json& blas) {
+    std::string text = blas.value("library", std::string("?"));
+    if (blas.contains("version")) text += " " + blas["version"].get<std::string>();
+    if (blas.contains("core")) text += ", kernels for " + blas["core"].get<std::string>();
+    if (blas.contains("threading")) text += ", " + blas["threading"].get<std::string>();
+    if (blas.contains("threads"))
+        text += ", " + std::to_string(blas["threads"].get<int>()) + (blas["threads"] == 1 ? " thread" : " threads");
+    if (blas.contains("path")) text += " (" + blas["path"].get<std::string>() + ")";
+    if (blas.contains("advice")) text += ": " + blas["advice"].get<std::string>();
+    return text;
+}
+
+// "  BLAS: " and NumPy's BLAS, then one line per library: its version (and PyTorch's
+// BLAS where it is not NumPy's) and each peer with what it is, or why it was skipped.
+void print_peers(std::ostream& out, const json& peers) {
+    out << "peers:";
+    if (peers.contains("python"))
+        out << " " << peers["python"].get<std::string>() << ", 1 thread (OMP/OPENBLAS/MKL_NUM_THREADS=1, torch.set_num_threads(1))";
+    out << "\n";
+    const json blas = peers.value("blas", json::object());
+    if (!blas.empty()) out << "  BLAS: " << blas_text(blas) << "\n";
+    for (const char* name : {"numpy", "torch"}) {
+        const json& p = peers.value(name, json::object());
+        if (!p.contains("version")) {
+            out << "  " << name << " " << p.value("skipped", std::string("?")) << "\n";
+            continue;
+        }
+        out << "  " << name << " " << p["version"].get<std::string>();
+        if (p.contains("blas"))
+            out << " (BLAS_INFO=" << p.value("blas_info", std::string("?")) << ": "
+                << (p["blas"] == blas ? std::string("the same BLAS") : blas_text(p["blas"])) << ")";
+        const char* separator = ": ";
+        for (const json& kernel : p.value("kernels", json::array())) {
+            out << separator << kernel["name"].get<std::string>() << " "
+                << (kernel.contains("about") ? "(" + kernel["about"].get<std::string>() + ")" : kernel["skipped"].get<std::string>());
+            separator = ", ";
+        }
+        out << "\n";
+    }
+}
+
 }  // namespace
 
 void print_bench_table(std::ostream& out, const json& report) {
@@ -47,25 +98,25 @@ void print_bench_table(std::ostream& out, const json& report) {
     out << "timing: median of " << policy["min_runs"] << " to " << policy["max_runs"] << " runs after " << policy["warmup"]
         << " warm-up (more runs while under " << policy["budget_ms"].get<double>() / 1000 << " s per cell)\n";
     out << "validated before timing: " << report["tolerance"].get<std::string>() << "\n";
-    if (report.contains("peers")) {
-        const json& peers = report["peers"];
-        out << "peers (1 thread: OMP/OPENBLAS/MKL_NUM_THREADS=1, torch.set_num_threads(1)): ";
-        for (const char* name : {"numpy", "torch"}) {
-            const json& p = peers.value(name, json::object());
-            out << name << " " << (p.contains("version") ? p["version"].get<std::string>() : p.value("skipped", std::string("?")))
-                << (std::string(name) == "numpy" ? ", " : "\n");
-        }
+    if (report.contains("machine")) {
+        const json& m = report["machine"];
+        const json& load = m["load_average"];
+        out << "machine: " << m["cpu"].get<std::string>() << ", " << m["hardware_threads"] << " hardware threads; load average "
+            << number_text("%.2f", load["start"][0].get<double>()) << " at the start, "
+            << number_text("%.2f", load["end"][0].get<double>()) << " at the end (1 minute)\n";
     }
+    if (report.contains("peers")) print_peers(out, report["peers"]);
 
-    // Columns: our kernels in the report's order, then the peers.
-    std::vector<std::string> kernels;
+    // Columns: our kernels in the report's order, then the peers that have rows.
+    std::vector<std::string> kernels, peers;
     for (const json& k : report["kernels"]) kernels.push_back(k["name"]);
-    for (const char* peer : {"numpy_einsum", "torch_eager"})
+    for (const char* peer : kPeers)
         for (const json& row : rows)
             if (row["kernel"] == peer) {
-                kernels.push_back(peer);
+                peers.push_back(peer);
                 break;
             }
+    kernels.insert(kernels.end(), peers.begin(), peers.end());
     std::vector<std::tuple<std::string, std::size_t, std::size_t>> cases;
     for (const json& row : rows) {
         if (row["case"] == "model" || row["case"] == "ceiling") continue;
@@ -73,16 +124,14 @@ void print_bench_table(std::ostream& out, const json& report) {
         if (std::find(cases.begin(), cases.end(), key) == cases.end()) cases.push_back(key);
     }
 
-    out << "\nmilliseconds per call (median wall time); ratios are peer ms / grouped ms (> 1: grouped is faster)\n"
+    out << "\nmilliseconds per call (median wall time)\n"
         << "* wall time > 1.1 x CPU time (the machine was busy), + CPU time > 1.1 x wall time (more than one thread)\n";
-    std::string header = "case        T      S";
+    std::string header = case_columns("case", "T", "S");
     for (const std::string& k : kernels) header += pad(k, 13);
-    header += pad("torch/ours", 12) + pad("numpy/ours", 12) + pad("GFLOP/s", 9);
+    header += pad("GFLOP/s", 9);
     out << header << "\n";
     for (const auto& [kase, T, S] : cases) {
-        std::string line = kase;
-        line.resize(9, ' ');
-        line += pad(std::to_string(T), 5) + pad(std::to_string(S), 7);
+        std::string line = case_columns(kase, std::to_string(T), std::to_string(S));
         for (const std::string& k : kernels) {
             const json* row = find_row(rows, kase, T, S, k);
             std::string cell = !row ? "" : row->contains("ms") ? ms_text((*row)["ms"]) : row->contains("skipped") ? "skip" : "";
@@ -93,11 +142,6 @@ void print_bench_table(std::ostream& out, const json& report) {
             }
             if (row && row->contains("validation") && !(*row)["validation"].value("passed", false)) cell = "FAILED";
             line += pad(cell, 13);
-        }
-        const double ours = ms_of(find_row(rows, kase, T, S, "grouped"));
-        for (const char* peer : {"torch_eager", "numpy_einsum"}) {
-            const double theirs = ms_of(find_row(rows, kase, T, S, peer));
-            line += pad(ours > 0 && theirs > 0 ? number_text("%.1fx", theirs / ours) : "", 12);
         }
         const json* grouped = find_row(rows, kase, T, S, "grouped");
         line += pad(grouped && grouped->contains("gflops") ? number_text("%.1f", (*grouped)["gflops"].get<double>()) : "", 9);
@@ -114,6 +158,21 @@ void print_bench_table(std::ostream& out, const json& report) {
             << ", grouped reaches " << number_text("%.0f%%", 100 * best / ceiling) << " of it\n";
     }
 
+    if (!peers.empty()) {
+        out << "\npeer ms / grouped ms (> 1: grouped is faster)\n";
+        header = case_columns("case", "T", "S");
+        for (const std::string& peer : peers) header += pad(peer, 13);
+        out << header << "\n";
+        for (const auto& [kase, T, S] : cases) {
+            const double ours = ms_of(find_row(rows, kase, T, S, "grouped"));
+            std::string line = case_columns(kase, std::to_string(T), std::to_string(S)), ratios;
+            for (const std::string& peer : peers) {
+                const double theirs = ms_of(find_row(rows, kase, T, S, peer));
+                ratios += pad(ours > 0 && theirs > 0 ? number_text(theirs / ours < 10 ? "%.1fx" : "%.0fx", theirs / ours) : "", 13);
+            }
+            if (ratios.find('x') != std::string::npos) out << line << ratios << "\n";
+        }
+    }
     // Cached decode against recomputing the prefix.
     bool any_decode = false;
     for (const auto& [kase, T, S] : cases) {

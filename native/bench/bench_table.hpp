@@ -12,9 +12,10 @@
 
 namespace anatomy::native {
 
-// One line per case (prefill T, decode S, recompute S), one column per kernel and
-// peer (median ms), then ours-to-peer ratios (peer ms / grouped ms: > 1 means we
-// are faster), the cached-decode speed-up and the tiny model's forwards per second.
+// The machine and its load average, the peers' BLAS and versions; one line per case
+// (prefill T, decode S, recompute S), one column per kernel and peer (median ms); then
+// one column per peer of peer ms / grouped ms (> 1 means we are faster), the
+// cached-decode speed-up and the tiny model's forwards per second.
 void print_bench_table(std::ostream& out, const nlohmann::json& report);
 
 // Peak-memory rows of `attn bench memory`.

@@ -2,6 +2,7 @@
 // NumPy and PyTorch (speed), and the streaming kernel's memory against T.
 // The method and this machine's numbers are in docs/perf.md.
 #include <algorithm>
+#include <array>
 #include <iostream>
 #include <memory>
 
@@ -59,8 +60,8 @@ int run_cpu(const BenchCommandOptions& c) {
     require_reference_memory(o.batch, o.heads, largest_reference, "--reference-max-t or --prefill");
     std::unique_ptr<OutputFile> report_file = open_report_file(c.out_path);  // a bad path fails before the work
 
+    const std::array<double, 3> load_at_start = load_average();
     nlohmann::json report = run_attention_bench(o, [](const std::string& line) { std::cerr << "bench: " << line << "\n"; });
-    const bool ours_validated = bench_all_validated(report);
     if (!c.no_peers) {
         nlohmann::json peers = run_peers(c.peers, o);
         for (const nlohmann::json& row : peers["rows"]) report["rows"].push_back(row);
@@ -69,12 +70,16 @@ int run_cpu(const BenchCommandOptions& c) {
     } else {
         report["peers"] = {{"numpy", {{"skipped", "SKIPPED: --no-peers"}}}, {"torch", {{"skipped", "SKIPPED: --no-peers"}}}};
     }
+    // A shared machine's load moves every figure: the report says what it was.
+    report["machine"] = {{"cpu", cpu_name()},
+                         {"hardware_threads", cpu_threads()},
+                         {"load_average", {{"start", load_at_start}, {"end", load_average()}}}};
     write_report(report_file, report);
     if (c.json)
         std::cout << json_text(report, 1) << "\n";
     else
         print_bench_table(std::cout, report);
-    return ours_validated ? 0 : 1;
+    return bench_all_validated(report) ? 0 : 1;  // ours and the peers: a ratio to a wrong result is no result
 }
 
 int run_memory(const BenchCommandOptions& c) {
