@@ -216,20 +216,19 @@ for (const pageName of pages) {
     for (const view of views) {
       test(`every chart's lines are strokes, never filled shapes, and its axis titles clear its tick labels at ${view.width} px`, async (t) => {
         // Chapter 1 draws the Shakespeare model's loss curve, the notebook the cost widget's,
-        // once laid out (sections far from the viewport are not: content-visibility).
+        // once their data is in and they are laid out (sections far from the viewport are
+        // not: content-visibility): each chart is scrolled to and read there, given up to
+        // 5 s to draw its lines (live training's has none until it trains).
         const { page } = view.opened;
-        await page.evaluate(async () => {
+        const charts = await page.evaluate(async () => {
           const start = scrollY;
-          for (const chart of document.querySelectorAll('.line-chart')) {
-            chart.scrollIntoView({ block: 'center' });
-            await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-          }
-          scrollTo(0, start);
-        });
-        if (pageName !== 'exercises.html')
-          await page.waitForFunction(() => document.querySelector('svg.line-chart-svg .chart-line'), null, { timeout: 20_000 }).catch(() => {});
-        const charts = await page.evaluate(() => [...document.querySelectorAll('svg.line-chart-svg')].filter((svg) => svg.getClientRects().length)
-          .map((svg) => {
+          const found = [];
+          for (const root of document.querySelectorAll('.line-chart')) {
+            root.scrollIntoView({ block: 'center' });
+            for (const deadline = performance.now() + 5000; !root.querySelector('.chart-line') && performance.now() < deadline;)
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            const svg = root.querySelector('svg.line-chart-svg');
+            if (!svg || !svg.getClientRects().length) continue;
             const where = svg.closest('[data-widget]')?.dataset.widget ?? '(no widget)';
             const lines = [...svg.querySelectorAll('.chart-line')].map((line) => ({
               series: line.dataset.series ?? line.getAttribute('class'), fill: getComputedStyle(line).fill,
@@ -240,8 +239,11 @@ for (const pageName of pages) {
             const overlaps = titles.flatMap((title) => ticks.filter((tick) =>
               tick.left < title.right && title.left < tick.right && tick.top < title.bottom && title.top < tick.bottom)
               .map((tick) => `"${title.text}" over the tick "${tick.text}"`));
-            return { where, lines, overlaps };
-          }));
+            found.push({ where, lines, overlaps });
+          }
+          scrollTo(0, start);
+          return found;
+        });
         if (pageName === 'exercises.html' && charts.length === 0) {
           t.skip('no chart on this page');
           return;
