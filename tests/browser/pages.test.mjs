@@ -216,15 +216,28 @@ for (const pageName of pages) {
     for (const view of views) {
       test(`every chart's lines are strokes, never filled shapes, and its axis titles clear its tick labels at ${view.width} px`, async (t) => {
         // Chapter 1 draws the Shakespeare model's loss curve, the notebook the cost widget's,
-        // once their data is in and they are laid out (sections far from the viewport are
-        // not: content-visibility): each chart is scrolled to and read there, given up to
-        // 5 s to draw its lines (live training's has none until it trains).
+        // once their data is in (a widget may be ready before its chart is added) and they
+        // are laid out (sections far from the viewport are not: content-visibility). So
+        // the charts are scrolled to until one has drawn lines (up to 20 s), then each is
+        // scrolled to and read there, given up to 5 s to draw its lines (live training's
+        // has none until it trains).
         const { page } = view.opened;
-        const charts = await page.evaluate(async () => {
+        const charts = await page.evaluate(async (expectCharts) => {
           const start = scrollY;
+          const frames = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+          for (const deadline = performance.now() + 20_000; expectCharts && performance.now() < deadline;) {
+            for (const root of document.querySelectorAll('.line-chart')) {
+              root.scrollIntoView({ block: 'center' });
+              await frames();
+            }
+            if (document.querySelector('.line-chart .chart-line')) break;
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
           const found = [];
           for (const root of document.querySelectorAll('.line-chart')) {
             root.scrollIntoView({ block: 'center' });
+            // Laid out only in the frames after it comes into view, drawn lines or not.
+            await frames();
             for (const deadline = performance.now() + 5000; !root.querySelector('.chart-line') && performance.now() < deadline;)
               await new Promise((resolve) => setTimeout(resolve, 50));
             const svg = root.querySelector('svg.line-chart-svg');
@@ -243,7 +256,7 @@ for (const pageName of pages) {
           }
           scrollTo(0, start);
           return found;
-        });
+        }, pageName !== 'exercises.html');
         if (pageName === 'exercises.html' && charts.length === 0) {
           t.skip('no chart on this page');
           return;
