@@ -15,8 +15,8 @@
 //   names:    no two visible buttons of a widget have the same accessible name
 //   symbols:  the notebook's code uses its own symbols (sqrt(d_h), not chapter 1's D)
 //   charts:   every line of every chart drawn has no fill (computed style: a stylesheet rule
-//             that fills a series turns its line into a solid shape), and no axis title
-//             overlaps a tick label
+//             that fills a series turns its line into a solid shape), no axis title
+//             overlaps a tick label, and no text runs past the chart's edges
 //   alone:    each widget, reached straight from the top of a freshly loaded page (so that
 //             no other widget's code or styles have loaded unless it needs them), is drawn
 //             complete: its figure has no black area (under 1% of its pixels black; an SVG
@@ -214,7 +214,7 @@ for (const pageName of pages) {
     }
 
     for (const view of views) {
-      test(`every chart's lines are strokes, never filled shapes, and its axis titles clear its tick labels at ${view.width} px`, async (t) => {
+      test(`every chart's lines are strokes, never filled shapes, its axis titles clear its tick labels and its text stays inside it at ${view.width} px`, async (t) => {
         // Chapter 1 draws the Shakespeare model's loss curve, the notebook the cost widget's,
         // once their data is in (a widget may be ready before its chart is added) and they
         // are laid out (sections far from the viewport are not: content-visibility). So
@@ -252,7 +252,10 @@ for (const pageName of pages) {
             const overlaps = titles.flatMap((title) => ticks.filter((tick) =>
               tick.left < title.right && title.left < tick.right && tick.top < title.bottom && title.top < tick.bottom)
               .map((tick) => `"${title.text}" over the tick "${tick.text}"`));
-            found.push({ where, lines, overlaps });
+            const width = Number(svg.getAttribute('width'));
+            const cut = [...svg.querySelectorAll('text')].map(box).filter((text) => text.left < -0.5 || text.right > width + 0.5)
+              .map((text) => `"${text.text}" from ${text.left.toFixed(0)} to ${text.right.toFixed(0)} of ${width}`);
+            found.push({ where, lines, overlaps, cut });
           }
           scrollTo(0, start);
           return found;
@@ -265,6 +268,7 @@ for (const pageName of pages) {
         const filled = charts.flatMap((chart) => chart.lines.filter((line) => line.fill !== 'none').map((line) => `${chart.where}: ${line.series} fill ${line.fill}`));
         assert.deepEqual(filled, [], 'chart lines drawn as filled shapes');
         assert.deepEqual(charts.flatMap((chart) => chart.overlaps.map((o) => `${chart.where}: ${o}`)), [], 'axis titles overlapping tick labels');
+        assert.deepEqual(charts.flatMap((chart) => chart.cut.map((c) => `${chart.where}: ${c}`)), [], 'chart text running past the chart\'s edges');
       });
     }
 

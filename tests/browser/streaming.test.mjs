@@ -101,7 +101,7 @@ test('on the held-out excerpt, every policy is what attn stream computes nativel
   }
   // Drawn bottom first: the reference's band, then the sinks, the sliding window's dashes and keeping everything.
   assert.deepEqual(figure.lines, ['recompute_window', 'sinks_and_window', 'sliding_window', 'keep_all']);
-  assert.ok(figure.onChart.some(([label, , x]) => /first eviction/.test(label) && x === 64), JSON.stringify(figure.onChart));
+  assert.ok(figure.onChart.some(([label, , x]) => label === '64: first eviction; training ends' && x === 64), JSON.stringify(figure.onChart));
   // As drawn: lines, not filled shapes (a filled series covered several times its stroke's
   // area and hid the lines under it), each showing its own colour along its path.
   await page.getByTestId('streaming-chart').scrollIntoViewIfNeeded();
@@ -111,6 +111,17 @@ test('on the held-out excerpt, every policy is what attn stream computes nativel
     assert.ok(line.pixels <= 1.5 * stroke + 600, `${line.series}: ${line.pixels} pixels of its colour ${line.colour}, for a stroke of ${stroke.toFixed(0)}`);
     assert.ok(line.alongPath >= 0.5, `${line.series} shows its colour on ${(line.alongPath * 100).toFixed(0)}% of its path`);
   }
+  // Every label stays inside the chart, at 1280 px and at 360 px.
+  const textPastEdges = () => page.getByTestId('streaming-chart').locator('svg').evaluate((svg) => {
+    const width = Number(svg.getAttribute('width'));
+    return [...svg.querySelectorAll('text')].map((t) => [t.textContent, t.getBBox().x, t.getBBox().x + t.getBBox().width])
+      .filter(([, left, right]) => left < -0.5 || right > width + 0.5).map(([text, left, right]) => `"${text}" ${left.toFixed(0)} to ${right.toFixed(0)} of ${width}`);
+  });
+  assert.deepEqual(await textPastEdges(), []);
+  await page.setViewportSize({ width: 360, height: 740 });
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="streaming-chart"] svg').getAttribute('width')) < 400);
+  assert.deepEqual(await textPastEdges(), []);
+  await page.setViewportSize({ width: 1280, height: 800 });
   // The summary quotes the table's numbers to three decimals.
   for (const policy of ['sliding_window', 'sinks_and_window', 'recompute_window', 'keep_all'])
     assert.ok(figure.summary.includes(figure.means[policy].toFixed(3)), `${policy} in: ${figure.summary}`);
@@ -229,13 +240,13 @@ test('a long run from a URL waits for Run, shows its progress, and Stop ends it'
   assert.equal((await body()).busy, undefined, 'nothing started by itself');
   await page.getByTestId('streaming-run').click();
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="streaming-progress"]').value) > 0, null, { timeout: 60_000 });
-  assert.ok(await page.getByTestId('streaming-stop').isVisible());
-  assert.match(await page.getByTestId('streaming-progress-text').textContent(), /^the reference: [\d,]+ of [\d,]+ predictions$/);
+  assert.ok(await page.getByTestId('streaming-stop').isEnabled());
+  assert.match(await page.getByTestId('streaming-progress-text').textContent(), /^[\d,]+ of [\d,]+ predictions$/);
   await page.getByTestId('streaming-stop').click();
   await page.waitForFunction(() => /^Stopped after [\d,]+ predictions of the reference/.test(document.querySelector('[data-testid="streaming-status"]').textContent));
   assert.equal((await body()).busy, undefined);
   assert.equal((await body()).ms, undefined, 'a stopped run reports no time');
-  assert.equal(await page.getByTestId('streaming-stop').isVisible(), false);
+  assert.ok(await page.getByTestId('streaming-stop').isDisabled(), 'Stop is for a run under way');
   // The next run starts new workers.
   await page.getByTestId('streaming-length').fill('300');
   await page.getByTestId('streaming-length').dispatchEvent('change');
@@ -260,8 +271,8 @@ test('the page answers while the worker decodes, a change made meanwhile is run 
   await page.getByTestId('streaming-window').dispatchEvent('change');
   const second = await shown(page, first.rawMs);
   assert.match(second.summary, /./);
-  assert.ok(second.onChart.some(([label, , x]) => /W = 48/.test(label) && x === 48), JSON.stringify(second.onChart));
-  assert.ok(second.onChart.some(([label, , x]) => /past the 64 trained positions/.test(label) && x === 64), JSON.stringify(second.onChart));
+  assert.ok(second.onChart.some(([label, , x]) => label === '48: first eviction (W)' && x === 48), JSON.stringify(second.onChart));
+  assert.ok(second.onChart.some(([label, , x]) => label === '64: training ends' && x === 64), JSON.stringify(second.onChart));
   await page.waitForFunction(() => new URLSearchParams(location.search).get('streaming.w') === '48');
   assertNoProblems(problems, 'the StreamingLLM figure after a change of window');
 });

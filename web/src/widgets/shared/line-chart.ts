@@ -131,7 +131,9 @@ export class LineChart {
     // sit at their ends), one row up for each marker to its left, so that markers a few
     // pixels apart (or hugging the axis) keep labels of their own.
     [...markers].sort((a, b) => a.x - b.x).forEach((marker, row) => {
-      const x = sx(marker.x), right = x > m.left + plotW * 0.6;
+      // Right of its line, or left of it where the label (at about 6.8 px a character of
+      // its 11 px bold type) would run past the chart's edge.
+      const x = sx(marker.x), right = x > m.left + plotW * 0.6 || x + 4 + marker.label.length * 6.8 > width - 2;
       svg.append(svgEl('line', { x1: x, x2: x, y1: m.top, y2: m.top + plotH, class: 'chart-marker' }));
       svg.append(svgEl('text', {
         x: right ? x - 4 : x + 4, y: m.top + plotH - 6 - 14 * row, 'text-anchor': right ? 'end' : 'start',

@@ -103,10 +103,13 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
   lengthInput.dataset.testid = 'streaming-length';
   const runButton = el('button', { type: 'button', 'data-testid': 'streaming-run' }, 'Run');
   const stopButton = el('button', { type: 'button', 'data-testid': 'streaming-stop' }, 'Stop');
-  const progress = el('progress', { max: 1, value: 0, 'data-testid': 'streaming-progress', 'aria-label': 'the reference\'s predictions computed' });
+  const progress = el('progress', { max: 1, value: 0, 'data-testid': 'streaming-progress', 'aria-label': 'the reference\'s predictions computed', title: 'the reference\'s predictions computed' });
   const progressText = el('span', { 'data-testid': 'streaming-progress-text' });
+  // Always in place (Stop enabled only while a run is under way), so that the figure below
+  // does not move when a run starts or ends.
   const progressRow = el('div', { class: 'streaming-progress' }, progress, progressText, stopButton);
-  progressRow.hidden = true;
+  stopButton.disabled = true;
+  progressText.textContent = 'no run yet';
   // Beside the controls: a window longer than the model's training.
   const windowNote = el('p', { class: 'streaming-note', 'data-kind': 'warning', 'data-testid': 'streaming-window-note', 'aria-live': 'polite' });
   windowNote.hidden = true;
@@ -243,8 +246,8 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       state.set({ model: modelPicker.value, w: W, k: K, n: N });
       setStatus(status, `Decoding up to ${groupDigits(N)} tokens under four policies…`);
       progress.value = 0;
-      progressText.textContent = 'the three caches and the reference have started';
-      progressRow.hidden = false;
+      progressText.textContent = 'starting';
+      stopButton.disabled = false;
       let shownDone = 0;
       try {
         const result = await workers.run({ text, window: W, sinks: K, length: N, generate: generateTokens }, (policies) => show(policies),
@@ -252,7 +255,7 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
             shownDone = done;
             progress.max = total;
             progress.value = done;
-            progressText.textContent = `the reference: ${groupDigits(done)} of ${groupDigits(total)} predictions`;
+            progressText.textContent = `${groupDigits(done)} of ${groupDigits(total)} predictions`;
           });
         show(result.report, result);
       } catch (error) {
@@ -268,7 +271,7 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     } finally {
       running = false;
       runButton.disabled = false;
-      progressRow.hidden = true;
+      stopButton.disabled = true;
       delete root.dataset.busy;
       if (again) {
         again = false;
@@ -385,10 +388,10 @@ function chartSpec(report: StreamReport): ChartSpec {
   // Position W is the first prediction after an eviction; position P (the trained
   // positions) the first the model never saw in training.
   const markers = [{ x: report.first_eviction_at, label: report.first_eviction_at === report.trained_positions
-    ? `${report.window}: first eviction, and past the ${report.trained_positions} trained positions`
-    : `${report.window}: first eviction (W = ${report.window})` }];
+    ? `${report.window}: first eviction; training ends`
+    : `${report.window}: first eviction (W)` }];
   if (report.trained_positions !== report.first_eviction_at && report.trained_positions < N)
-    markers.push({ x: report.trained_positions, label: `${report.trained_positions}: past the ${report.trained_positions} trained positions` });
+    markers.push({ x: report.trained_positions, label: `${report.trained_positions}: training ends` });
   const means = report.policies.map((p) => `${policyLabel[p.policy]} ${formatNumber(p.mean_loss_after_first_eviction, 2)}`).join(', ');
   return {
     label: `Loss per token against position for ${groupDigits(report.tokens)} tokens, W = ${report.window}, K = ${report.sinks}. ` +
