@@ -565,24 +565,38 @@ export function layoutWidth(page) {
 }
 
 /**
- * The share of the pixels of `selector`'s first element, as the screen shows it, that are
- * black or nearly (every channel under 24): an SVG shape or a canvas left filled black,
- * say because its styles never arrived. Text in the page's colours is not that dark.
+ * Runs `analyse` in the page on `selector`'s first element as the screen shows it: its
+ * screenshot decoded into RGBA pixels. `analyse({ data, width, height, left, top }, arg)`
+ * runs in the page (it may refer to nothing outside itself); left and top are the
+ * element's place in the viewport, for mapping its nodes' coordinates onto the pixels.
  */
-export async function blackShare(page, selector) {
-  const png = await page.locator(selector).first().screenshot();
-  return page.evaluate(async (base64) => {
+async function analyseScreenshot(page, selector, analyse, arg) {
+  const element = page.locator(selector).first();
+  const png = await element.screenshot();
+  const box = await element.boundingBox();
+  return page.evaluate(async ([base64, source, box, arg]) => {
     const image = new Image();
     image.src = `data:image/png;base64,${base64}`;
     await image.decode();
     const canvas = new OffscreenCanvas(image.width, image.height);
     const context = canvas.getContext('2d');
     context.drawImage(image, 0, 0);
-    const { data } = context.getImageData(0, 0, image.width, image.height);
+    const { data, width, height } = context.getImageData(0, 0, image.width, image.height);
+    return (0, eval)(`(${source})`)({ data, width, height, left: box.x, top: box.y }, arg);
+  }, [png.toString('base64'), analyse.toString(), box, arg]);
+}
+
+/**
+ * The share of the pixels of `selector`'s first element, as the screen shows it, that are
+ * black or nearly (every channel under 24): an SVG shape or a canvas left filled black,
+ * say because its styles never arrived. Text in the page's colours is not that dark.
+ */
+export function blackShare(page, selector) {
+  return analyseScreenshot(page, selector, ({ data, width, height }) => {
     let black = 0;
     for (let i = 0; i < data.length; i += 4) if (data[i] < 24 && data[i + 1] < 24 && data[i + 2] < 24) black++;
-    return black / (image.width * image.height);
-  }, png.toString('base64'));
+    return black / (width * height);
+  });
 }
 
 /**
@@ -592,18 +606,8 @@ export async function blackShare(page, selector) {
  * one every 2 px, that show its colour within 2 px. A line drawn as a line covers at most
  * about its length times its width; a filled shape covers far more.
  */
-export async function seriesPixels(page, selector) {
-  const chart = page.locator(selector).first();
-  const png = await chart.screenshot();
-  const box = await chart.boundingBox();
-  return page.evaluate(async ([base64, selector, origin]) => {
-    const image = new Image();
-    image.src = `data:image/png;base64,${base64}`;
-    await image.decode();
-    const canvas = new OffscreenCanvas(image.width, image.height);
-    const context = canvas.getContext('2d');
-    context.drawImage(image, 0, 0);
-    const { data, width, height } = context.getImageData(0, 0, image.width, image.height);
+export function seriesPixels(page, selector) {
+  return analyseScreenshot(page, selector, ({ data, width, height, left, top }, selector) => {
     const near = (i, [r, g, b]) => Math.abs(data[i] - r) <= 40 && Math.abs(data[i + 1] - g) <= 40 && Math.abs(data[i + 2] - b) <= 40;
     return [...document.querySelector(selector).querySelectorAll('path[data-series]')].map((path) => {
       const style = getComputedStyle(path);
@@ -614,7 +618,7 @@ export async function seriesPixels(page, selector) {
       let seen = 0, samples = 0;
       for (let at = 0; at <= length; at += 2) {
         const p = path.getPointAtLength(at);
-        const x = Math.round(matrix.a * p.x + matrix.c * p.y + matrix.e - origin.x), y = Math.round(matrix.b * p.x + matrix.d * p.y + matrix.f - origin.y);
+        const x = Math.round(matrix.a * p.x + matrix.c * p.y + matrix.e - left), y = Math.round(matrix.b * p.x + matrix.d * p.y + matrix.f - top);
         samples++;
         let found = false;
         for (let dy = -2; dy <= 2 && !found; dy++) for (let dx = -2; dx <= 2 && !found; dx++) {
@@ -625,7 +629,7 @@ export async function seriesPixels(page, selector) {
       }
       return { series: path.dataset.series, colour: style.stroke, fill: style.fill, length, width: parseFloat(style.strokeWidth), pixels, alongPath: seen / samples };
     });
-  }, [png.toString('base64'), selector, { x: box.x, y: box.y }]);
+  }, selector);
 }
 
 export async function screenshot(page, name) {

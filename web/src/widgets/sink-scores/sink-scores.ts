@@ -82,17 +82,17 @@ function show(root: HTMLElement, status: HTMLElement, state: UrlState, sessions:
     el('p', { class: 'view-caption' }, 'Source: ', el('a', { href: '#ref-qwen3-sinks' }, qwen3SinksSource), '.'),
     numbers(theirsTable));
 
+  // The experiment's text does not change: scored once per model.
+  const onExperimentText = sessions.map(([, session]) => session.headScores(experimentText).first_token.heads);
   const update = () => {
     const text = input.value;
     try {
-      const shown = sessions.map(([model, session]) => {
-        return { model, scores: session.headScores(text), experiment: session.headScores(experimentText) };
-      });
+      const shown = sessions.map(([model, session], m) => ({ model, scores: session.headScores(text), experiment: onExperimentText[m] }));
       panels.replaceChildren(...shown.map(({ model, scores, experiment }) => {
         const heads = scores.first_token.heads;
         const strongest = Math.max(...heads.flat());
         const [layer, head] = strongestHead(heads);
-        const onExperiment = experiment.first_token.heads[layer][head];
+        const onExperiment = experiment[layer][head];
         const parts: HTMLElement[] = [
           el('h4', { class: 'view-subtitle' }, model.label),
           el('p', { class: 'finding', 'data-model': model.id, 'data-strongest': String(strongest) },
