@@ -1,7 +1,7 @@
 // attn bench attention | decode --device cuda[:N]. Plain C++ interface:
 // gpu_bench.cpp in the cuda build, gpu_bench_none.cpp otherwise (refuses).
 //
-// Method (docs in README "GPU build"), the one check-and-time harness
+// Method (docs/gpu.md, "The benchmarks"), the one check-and-time harness
 // (core/bench/harness.hpp): every kernel is first checked against the core on a
 // small shape of the same heads and head dim (gpu_kernel_checks.hpp), and only a
 // kernel that passed is timed: CUDA events (cuda_event_timer.hpp), 3 warm-up

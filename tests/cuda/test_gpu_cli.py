@@ -3,7 +3,7 @@
 Without a device this prints "SKIPPED: no CUDA device" and exits 77, which
 ctest reports as skipped. With one: verify passes every GPU check and records
 the device in the trace; bench attention --quick and bench decode --quick
-validate every kernel, then time it, and their JSON has the fields the README names;
+validate every kernel, then time it, and their JSON has the fields docs/gpu.md names;
 attn probe --device cuda on an exported checkpoint passes every probe check and
 matches attn probe --device cpu on the same prompt (logits, every probability,
 the next tokens and the continuation).

@@ -1,8 +1,8 @@
 // Vite plugin: the documents the chapters cite, as pages of the site. The page works
 // offline, so what its text refers to ships with it:
 //
-//   README.md          -> docs/readme.html   (the two commands, every attn command)
-//   docs/NAME.md       -> docs/NAME.html     (diff, trace-schema, architecture, perf, sinks)
+//   README.md          -> docs/readme.html   (the two commands, what the project holds)
+//   docs/NAME.md       -> docs/NAME.html     (cli, building, gpu, architecture, perf, diff, trace-schema, sinks)
 //   docs/images/*.png  -> docs/images/*.png  (the README's screenshots)
 //   tools/anatomy_dump.py -> tools/anatomy_dump.py  (a download: `attn diff`'s dump helper)
 //
@@ -84,6 +84,9 @@ function renderMarkdown(repo: string, source: string, page: string, shipped: Map
 // (README and Llama are names). A document missing here stops the build.
 const pageNames: Record<string, string> = {
   'docs/readme.html': 'README',
+  'docs/cli.html': 'The command line',
+  'docs/building.html': 'Building and testing',
+  'docs/gpu.html': 'GPU builds',
   'docs/diff.html': 'Checking your Llama',
   'docs/trace-schema.html': 'Trace files',
   'docs/architecture.html': 'Architecture',

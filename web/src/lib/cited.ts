@@ -7,9 +7,9 @@ import { el } from './dom';
 
 export const cited = {
   readme: './docs/readme.html',
-  commands: './docs/readme.html#commands',
-  verify: './docs/readme.html#what-attn-verify-shows',
-  probe: './docs/readme.html#the-pretrained-probe',
+  commands: './docs/cli.html#commands',
+  verify: './docs/cli.html#what-attn-verify-shows',
+  probe: './docs/cli.html#the-pretrained-probe',
   diff: './docs/diff.html',
   diffSaving: './docs/diff.html#saving-your-tensors',
   traceSchema: './docs/trace-schema.html',
