@@ -216,17 +216,18 @@ for (const pageName of pages) {
     for (const view of views) {
       test(`every chart's lines are strokes, never filled shapes, its axis titles clear its tick labels and its text stays inside it at ${view.width} px`, async (t) => {
         // Chapter 1 draws the Shakespeare model's loss curve, the notebook the cost widget's,
-        // once their data is in (a widget may be ready before its chart is added) and they
-        // are laid out (sections far from the viewport are not: content-visibility). So
-        // the charts are scrolled to until one has drawn lines (up to 20 s), then each is
-        // scrolled to and read there, given up to 5 s to draw its lines (live training's
+        // once their data is in (the loss curve's widget loads its model only when scrolled
+        // near, and adds its chart after) and they are laid out (sections far from the
+        // viewport are not: content-visibility). So the charts and the widgets that draw
+        // them are scrolled to until one chart has drawn lines (up to 20 s), then each chart
+        // is scrolled to and read there, given up to 5 s to draw its lines (live training's
         // has none until it trains).
         const { page } = view.opened;
         const charts = await page.evaluate(async (expectCharts) => {
           const start = scrollY;
           const frames = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
           for (const deadline = performance.now() + 20_000; expectCharts && performance.now() < deadline;) {
-            for (const root of document.querySelectorAll('.line-chart')) {
+            for (const root of document.querySelectorAll('.line-chart, [data-widget="loss-and-continuation"], [data-widget="cost"]')) {
               root.scrollIntoView({ block: 'center' });
               await frames();
             }
