@@ -33,19 +33,15 @@ export type WidgetEntry =
  */
 export type WidgetEntries = Record<string, WidgetEntry>;
 
-/** Every widget folder's entries: a page builds those of its figures. */
-const everyWidget: WidgetEntries = Object.assign({}, ...Object.values(
-  import.meta.glob<WidgetEntries>('../widgets/*/entry.ts', { eager: true, import: 'widgets' })));
-
 /** How far outside the viewport a widget starts loading: one viewport height. */
 const nearMargin = '100% 0px';
 
 /**
  * Mounts each [data-widget] element of the page as it nears the viewport, with the
- * code its folder registered. `loadCore` loads the chapter's wasm module, as a dynamic
+ * code its folder registered (`widgets`: widgets/registry.ts gathers every folder's). `loadCore` loads the chapter's wasm module, as a dynamic
  * import, so that it too is fetched only when the first widget that needs it nears.
  */
-export function mountWidgets(loadCore: () => Promise<Core>, widgets: WidgetEntries = everyWidget): void {
+export function mountWidgets(loadCore: () => Promise<Core>, widgets: WidgetEntries): void {
   // User-timing marks (web/bench/page-speed.mjs reports them): when the page's script
   // started, when the core was ready, and when each widget was built.
   performance.mark('anatomy:script-start');

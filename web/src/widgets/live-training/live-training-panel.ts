@@ -13,7 +13,6 @@ import type { ProbeAttention, TrainerMessage, TrainerRequest } from './live-trai
 import { LossCurve } from '../shared/loss-curve';
 import { groupDigits } from '../../lib/words';
 import { namedText, tokenLabel, whitespaceKey } from '../shared/token-text';
-import { excerpt } from './live-training';
 
 // The run the widget starts: smaller steps than attn train's (16 windows, not 64), so
 // Pause answers within a step of about 30 ms, and half of them repeated random strings.
@@ -63,6 +62,12 @@ function takeWorker(): Worker {
 export function preload(): void {
   spare ??= takeWorker();
 }
+
+/** Where the page build puts the training text when ../shared/corpora has it (scripts/build-web.sh). */
+const excerpt = {
+  name: 'Tiny Shakespeare',
+  url: './corpora/shakespeare-excerpt.txt.gz',
+};
 
 /** The excerpt's text, or null when this copy of the page was built without it. */
 async function fetchExcerpt(): Promise<string | null> {

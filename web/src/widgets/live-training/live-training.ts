@@ -8,12 +8,6 @@ import '../shared/trained.css'; // the score table's pattern-table rows
 import { el, setStatus } from '../../lib/dom';
 import type { WidgetContext } from '../../lib/widget';
 
-/** Where the page build puts the training text when ../shared/corpora has it (scripts/build-web.sh). */
-export const excerpt = {
-  name: 'Tiny Shakespeare',
-  url: './corpora/shakespeare-excerpt.txt.gz',
-};
-
 export function mountLiveTraining(root: HTMLElement, context: WidgetContext): void {
   const open = el('button', { type: 'button', 'data-testid': 'live-training-open' }, 'Open the trainer');
   const status = el('p', { class: 'status', 'data-testid': 'live-training-status' });

@@ -16,7 +16,6 @@ import { count, groupDigits } from '../../lib/words';
 import { AttentionRun, AttentionView, Selection } from '../shared/attention-view';
 import { HeadSummary } from './head-summary';
 import { visibleText, whitespaceKey } from '../shared/token-text';
-import type { ModelFiles } from './trained-model';
 
 const defaultText = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the park.';
 // Beyond 128 positions the cells are too small to point at, even on a wide screen.
@@ -88,6 +87,13 @@ export function preload(): void {
 // The explorer shown now, if any: retiring it stops its generation and timer and frees
 // its session, when the reader opens another model.
 let retireShown: (() => void) | null = null;
+
+/** A llama2.c checkpoint's two files, as the door fetched or the reader chose them. */
+export interface ModelFiles {
+  name: string;
+  model: Uint8Array;
+  tokenizer: Uint8Array;
+}
 
 export async function startTrainedExplorer(root: HTMLElement, context: WidgetContext, files: ModelFiles): Promise<void> {
   const session = await openTrained(files.model, files.tokenizer);

@@ -9,6 +9,7 @@ import trainedWasmUrl from '@wasm/attention_trained.wasm?url';
 import { el, setStatus } from '../../lib/dom';
 import { compileWasm } from '../../lib/wasm-compile';
 import type { WidgetContext } from '../../lib/widget';
+import type { ModelFiles } from './trained-explorer';
 
 /** Where the page build puts the model when ../shared/models has it (scripts/build-web.sh). */
 export const bundled = {
@@ -21,12 +22,6 @@ const whereToGetOne =
   'llama2.c checkpoints are published by its author as karpathy/tinyllamas on Hugging Face: stories260K.bin with ' +
   'tok512.bin (folder stories260K), or stories15M.bin, stories42M.bin and stories110M.bin with the 32,000-piece ' +
   'tokenizer.bin from the llama2.c repository. Version 0 and 1 files (float32) open here.';
-
-export interface ModelFiles {
-  name: string;
-  model: Uint8Array;
-  tokenizer: Uint8Array;
-}
 
 async function fetchBytes(url: string): Promise<Uint8Array> {
   const response = await fetch(url);
