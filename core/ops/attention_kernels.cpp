@@ -1,21 +1,20 @@
 // Causal attention kernels, versions side by side (see attention_kernels.hpp).
 //
 // Measured speed, ms per call, median (`attn bench cpu`, 1 thread, B 1, Hq 32,
-// Hkv 4, dh 64, causal; g++ 12 -O3 -march=native on 2 cores of an AMD EPYC with
-// AVX-512, 2026-12-04, load average 2.7 at the start; the whole table and the
-// method are in docs/perf.md):
+// Hkv 4, dh 64, causal; g++ 12 -O3 -march=native on an Intel Xeon with AVX-512;
+// the whole table, its date, the machine's load, the method and the peers are in
+// docs/perf.md):
 //   version                 T=128   T=512  T=2048  T=4096   decode S=4096
-//   v0 reference (repeated)  24.7     531       -       -     16.0
-//   v1 rows                  3.78    57.0     892    3838     1.60
-//   v2 grouped              0.700    8.28     119     481     0.418
-//   v3 streaming            0.697    8.50     124     494     0.391
-//   v4 steps                 4.24     118       -       -     12.1
-// Grouped reaches 97 to 144 GFLOP/s (counting only visible cells), 69% of this
-// build's multiply-add ceiling (multiply_add_rounds: 210 GFLOP/s in the same run).
-// v4 (ops/attention_fast_steps.cpp, the reference's bits) runs prefill 4.5 to 5.8
-// times faster than v0 as timed here (v0 also copies K and V per query head); like
-// v0 it scores the masked half and holds [B, Hq, T, S] three times, which v1 to v3
-// never do.
+//   v0 reference (repeated)  23.8     626       -       -     28.2
+//   v1 rows                  3.60    59.6     881    3851     2.09
+//   v2 grouped               1.55    22.1     331    1329     0.798
+//   v3 streaming             1.48    22.8     387    1410     0.779
+//   v4 steps                 8.94     167       -       -     7.01
+// Grouped reaches 43.5 to 51.9 GFLOP/s at prefill (counting only visible cells), 40%
+// of this build's multiply-add ceiling (multiply_add_rounds: 129.1 GFLOP/s in the
+// same run). v4 (ops/attention_fast_steps.cpp, the reference's bits) runs prefill 2.7
+// to 3.7 times faster than v0 (v0 also copies K and V per query head); like v0 it
+// scores the masked half and holds [B, Hq, T, S] three times, which v1 to v3 never do.
 //
 // Plain loops over contiguous memory, written so the compiler vectorises them
 // without -ffast-math: every inner loop runs over a compile-time number of

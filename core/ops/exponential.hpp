@@ -3,19 +3,16 @@
 //   - gives the same bits with g++, Emscripten's clang and nvcc's host compiler (a
 //     C library's expf may differ in the last bit between libraries: glibc natively,
 //     musl in wasm), so native and wasm probabilities agree exactly;
-//   - inlines into softmax's loop and vectorises (a call to expf per element was
-//     13 of the 44 ms of a 256-token stories260K pass in the wasm build).
+//   - inlines into softmax's loop and vectorises, where a call to expf per element
+//     would not.
 // Float: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts, Cody and Waite,
 // so n ln2 is exact), e^r by its Taylor series to r^7 (truncation below 1e-8
 // relative), times 2^n made from the exponent bits. Within 2 ulp of e^x
 // (tests/unit/test_ops.cpp sweeps it against a double-precision exp). Inputs below
 // -87.3 give 0 (e^x would be subnormal), above 88.7 infinity, NaN stays NaN.
+// It covers every input (NaN and infinities pass through, which the checks for
+// non-finite values rely on), so the fast kernels give the reference's bits.
 // Double keeps std::exp: the fp64 reference paths are held to the C library.
-// Why this one and not the kernels' former Cephes expf for x <= 0: it covers every
-// input (NaN and infinities pass through, which the checks for non-finite values
-// rely on) and gives the reference's bits. Its price in the kernels: v2 and v3
-// prefill 9 to 11% slower at T = 512 and decode 4% (side by side, `attn bench cpu`,
-// two runs each, 2026-12-04).
 #pragma once
 
 #include <cmath>

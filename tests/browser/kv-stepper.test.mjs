@@ -259,7 +259,7 @@ test('kv-stepper frees its DecodeSession when the widget leaves the page', async
   assertNoProblems(problems, 'notebook.html (kv-stepper teardown)');
 });
 
-// Issue #17: the panels fill both columns at 1280 px (no empty third column) and stack on a
+// The panels fill both columns at 1280 px (no empty third column) and stack on a
 // phone; a one-token step still draws its heatmaps' axis titles whole; counts of one read
 // in the singular ("1 token", "1 new query, S = 1 key", "1 layer × 1 KV head").
 for (const width of [1280, 360]) {

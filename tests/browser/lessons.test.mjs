@@ -14,7 +14,7 @@
 //   cost  d = T = 4096: projections 549,755,813,888 and QK^T + PV 274,877,906,944,
 //       crossover 8192; with 8 KV heads the crossover is 4096 + 1024 = 5120;
 //       bad input (d < 1, heads not divisible) gets a message, not numbers.
-//   Issue 17: a value outside -9..9 in soft-lookup is refused with its range (never clamped);
+//   refusals  a value outside -9..9 in soft-lookup is refused with its range (never clamped);
 //       rope's status line follows what part b shows (the model's q and k or yours)
 //       across the button and layer or head changes, a lone id of 1000 is out of range,
 //       absurd q entries are refused; cost refuses a width the heads do not divide

@@ -263,7 +263,7 @@ test('trace-viewer refuses broken probe traces with one line and stays usable', 
   assertNoProblems(problems, 'index.html after broken traces');
 });
 
-// Issue #17: before a trace opens the viewer asks for one and shows no empty controls; a
+// Before a trace opens the viewer asks for one and shows no empty controls; a
 // broken file after a good one says so, and says which file the page still shows.
 test('trace-viewer asks for a trace and shows no empty selects before one is open', async (t) => {
   const { page, problems } = await openTraceViewer(t);

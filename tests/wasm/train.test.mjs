@@ -167,7 +167,7 @@ test("the shipped model's first 50 recorded steps retrain to the same bits", asy
 test('the shipped weights hold what the page says of them, computed again by the core', async (t) => {
   const dir = shipped;
   const record = JSON.parse(fs.readFileSync(path.join(dir, 'training.json'), 'utf8'));
-  // The targets of issue #15 for the shipped model, on the record attn train wrote.
+  // The shipped model's targets (held-out loss, a previous-token and an induction head), on the record attn train wrote.
   const best = (name) => Math.max(...record.head_patterns.patterns.find((p) => p.name === name).heads.flat());
   assert.ok(record.result.heldout_loss <= 1.8, `held-out loss ${record.result.heldout_loss}`);
   assert.ok(best('previous_token') >= 0.5, `previous-token ${best('previous_token')}`);
