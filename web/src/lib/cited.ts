@@ -8,8 +8,8 @@ import { el } from './dom';
 export const cited = {
   readme: './docs/readme.html',
   commands: './docs/cli.html#commands',
-  verify: './docs/cli.html#what-attn-verify-shows',
-  probe: './docs/cli.html#the-pretrained-probe',
+  verify: './docs/cli.html#attn-verify',
+  probe: './docs/cli.html#attn-probe',
   diff: './docs/diff.html',
   diffSaving: './docs/diff.html#saving-your-tensors',
   traceSchema: './docs/trace-schema.html',
