@@ -10,7 +10,7 @@ import type { CatalogueEntry, JudgeReport } from '../lib/core-types';
 import { Judge, loadJudge } from '../lib/judge-core';
 import { cited, sourceArchiveLink } from '../lib/cited';
 import { el, setStatus } from '../lib/dom';
-import { exerciseTexts, ExerciseText } from './catalogue';
+import { exerciseTexts, type ExerciseText } from 'virtual:exercises';
 import { createEditor, CodeEditor } from './editor';
 import { ImportError, LastRun, ProgressStore, Status, statusOf, TIMEOUT_CHOICES } from './progress';
 import { renderReport } from './report';
