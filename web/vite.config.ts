@@ -8,6 +8,7 @@ import { firstLayerSlice, firstLayerTensors, firstLayerValueTensors } from './to
 import { docsPages } from './tools/docs-pages';
 import { archiveName, formatSize, packSource } from './tools/source-archive.mjs';
 import { siteHeaderPlugin } from './tools/site-header';
+import { exercisesDir, pageText, readExercises } from '../exercises/read.mjs';
 
 // Maths is typeset once at build time: \( ... \) inline and \[ ... \] display in
 // the HTML become KaTeX's HTML + MathML, so the page ships KaTeX's CSS and fonts
@@ -173,6 +174,26 @@ function sourceArchive(repo: string): { plugin: Plugin; info: () => Promise<{ by
   return { plugin, info: async () => ({ bytes: (await pack()).bytes.length }) };
 }
 
+// The exercises page's texts, read from the exercise folders (exercises/read.mjs) into
+// the module `virtual:exercises` (exercises/page.ts); a change in a folder reloads it.
+function exerciseTexts(): Plugin {
+  return {
+    name: 'exercise-texts',
+    resolveId: (id) => (id === 'virtual:exercises' ? '\0virtual:exercises' : null),
+    load(id) {
+      if (id !== '\0virtual:exercises') return null;
+      return `export const exerciseTexts = ${JSON.stringify(readExercises().map(pageText))};`;
+    },
+    configureServer(server) {
+      server.watcher.add(exercisesDir);
+      server.watcher.on('change', (file) => {
+        const module = file.startsWith(exercisesDir) && server.moduleGraph.getModuleById('\0virtual:exercises');
+        if (module) server.reloadModule(module);
+      });
+    },
+  };
+}
+
 const pages = ['index', 'notebook', 'exercises'];
 const repo = resolve(__dirname, '..');
 // The wasm core as built by the wasm preset (or another build folder for experiments).
@@ -208,7 +229,7 @@ export default defineConfig({
   base: './',
   plugins: [
     siteHeaderPlugin(archive.info), typesetMath(), anatomySource(repo), colorRamps(), startFirstFigureEarly(), firstLayerSliceFiles(),
-    archive.plugin, docsPages(repo, ['base.css', 'docs.css'].map((file) => resolve(__dirname, 'src/styles', file)), archive.info),
+    archive.plugin, exerciseTexts(), docsPages(repo, ['base.css', 'docs.css'].map((file) => resolve(__dirname, 'src/styles', file)), archive.info),
   ],
   resolve: { alias: { '@wasm': wasmDir } },
   build: {

@@ -1,14 +1,14 @@
-// The exercises page as its tests use it: a solution file's text, an exercise opened
+// The exercises page as its tests use it: a solution's or a mistake's code, an exercise opened
 // with its judge ready, code put into the CodeMirror editor the way a paste would, the
 // editor's text, and a Run timed from the click to the verdict. Shared by
 // exercises.test.mjs and exercises-timing.test.mjs.
-import fs from 'node:fs';
-import path from 'node:path';
+import { mistakeSource, readExercises } from '../../exercises/read.mjs';
+import { openPage } from './harness.mjs';
 
-import { openPage, repoRoot } from './harness.mjs';
-
-const solutions = path.join(repoRoot, 'tests', 'exercises', 'solutions');
-export const solution = (exercise, name) => fs.readFileSync(path.join(solutions, exercise, `${name}.js`), 'utf8');
+const exercises = new Map(readExercises().map((e) => [e.id, e]));
+/** An exercise's solution.js ('solution'), or that solution with a mistake's edits (exercises/NN-<id>/mistakes.json). */
+export const solution = (exercise, name) =>
+  (name === 'solution' ? exercises.get(exercise).solution : mistakeSource(exercises.get(exercise), name));
 
 /** exercises.html?e=EXERCISE on `site` (startSite's), once its judge is ready. */
 export async function openExercise(site, exercise, options = {}) {

@@ -25,7 +25,7 @@ test('a correct solution passes, quickly, and unlocks the reference solution', a
   const { page, problems, close } = await openExercise(site, 'softmax');
   t.after(close);
   assert.equal(await page.getByTestId('solution-locked').count(), 1);
-  await setCode(page, solution('softmax', 'correct'));
+  await setCode(page, solution('softmax', 'solution'));
   // The first run may still be starting its worker; measure a second one as well.
   const times = [await run(page), await run(page)];
   console.log(`softmax, correct: Run -> verdict in ${times.map((ms) => `${Math.round(ms)} ms`).join(', then ')}`);
@@ -73,7 +73,7 @@ test('a run clears the last report, Stop leaves no verdict, and a pass stays apa
   const { page, problems, close } = await openExercise(site, 'softmax');
   t.after(close);
   const summary = () => page.locator('#progress-summary').textContent();
-  await setCode(page, solution('softmax', 'correct'));
+  await setCode(page, solution('softmax', 'solution'));
   await run(page);
   assert.match(await page.getByTestId('verdict').textContent(), /All 4 tests passed/);
   assert.equal(await page.getByTestId('state-softmax').textContent(), 'passed');

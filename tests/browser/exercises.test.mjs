@@ -19,7 +19,7 @@
 //   lean:        the chapter pages load no CodeMirror; each page fetches its own wasm module
 // What is timed (a verdict's delay, the page answering during an endless loop, Stop) is in
 // exercises-timing.test.mjs, which runs alone. The solutions typed in come from
-// tests/exercises/solutions/ and partial/ (learner-style files).
+// the exercise folders (exercises/NN-<id>/: solution.js and the mistakes' edits of it).
 // Run by ctest (ANATOMY_WEB_DIST set), or by hand after building the page:
 //   (cd web && npm ci && npm run build) && node --test tests/browser/exercises.test.mjs
 import { after, before, test } from 'node:test';
@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { assertNoProblems, distDir, formatViolations, openPage, repoRoot, runAxe, screenshot, startSite } from './harness.mjs';
+import { assertNoProblems, distDir, formatViolations, openPage, runAxe, screenshot, startSite } from './harness.mjs';
 import { editorText, openExercise, run, setCode, solution } from './exercise-page.mjs';
 
 let site;
@@ -137,8 +137,8 @@ test('known mistakes come back with the judge\'s diagnosis', async (t) => {
 test('a diagnosis that some failing tests show: the summary counts them, as the tests\' own "Looks like" do', async (t) => {
   const { page, problems, close } = await openExercise(site, 'softmaxWithSink');
   t.after(close);
-  // A plain softmax with zeros for a fully masked row (tests/exercises/partial/).
-  await setCode(page, fs.readFileSync(path.join(repoRoot, 'tests', 'exercises', 'partial', 'softmaxWithSink', 'zero_on_masked_rows.js'), 'utf8'));
+  // A plain softmax with zeros for a fully masked row (a partial mistake in exercises/02-softmaxWithSink/mistakes.json).
+  await setCode(page, solution('softmaxWithSink', 'zero_on_masked_rows'));
   await run(page);
   const results = page.getByTestId('results');
   const looksLike = await results.locator('.case-fail').evaluateAll((items) => items.map((item) => {
@@ -157,7 +157,7 @@ test('a diagnosis that some failing tests show: the summary counts them, as the 
 test('code and progress survive a reload, and travel by export and import', async (t) => {
   const { page, problems, close } = await openExercise(site, 'attentionFlops');
   t.after(close);
-  await setCode(page, solution('attentionFlops', 'correct'));
+  await setCode(page, solution('attentionFlops', 'solution'));
   await run(page);
   await page.getByRole('link', { name: /Grouped-query attention/ }).click();
   await page.waitForURL(/e=groupedQueryAttention/);
@@ -205,7 +205,7 @@ test('code and progress survive a reload, and travel by export and import', asyn
 test('Ctrl+Enter in the editor runs the exercise and adds no line', async (t) => {
   const { page, problems, close } = await openExercise(site, 'attentionFlops');
   t.after(close);
-  await setCode(page, solution('attentionFlops', 'correct'));
+  await setCode(page, solution('attentionFlops', 'solution'));
   await page.keyboard.type('// typed\n');
   const typed = await editorText(page);
   await page.keyboard.press('Control+Enter');

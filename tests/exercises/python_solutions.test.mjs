@@ -1,17 +1,18 @@
 // The exercise judge for Python solutions, through the command line a learner uses
 // (tools/judge.py, run as a child process with --json):
 //
-//   python/      for every exercise, correct.py passes (exit 0, no diagnosis) and every
-//                <mistake-id>.py fails (exit 1) with exactly that diagnosis; at least two
-//                mistakes per exercise, and no file that names no mistake of the catalogue.
-//                softmax/correct_torch.py returns a torch tensor (skipped without torch).
+//   exercises/   for every exercise (exercises/read.mjs), solution.py passes (exit 0, no
+//                diagnosis) and solution.py with each mistake's edits (mistakes.json) fails
+//                (exit 1) with exactly that diagnosis; at least two mistakes per exercise,
+//                and none that names no mistake of the catalogue. softmax's
+//                solution_torch.py returns a torch tensor (skipped without torch).
 //   sandbox      a syntax error reports its line; an exception its line in the learner's
 //                file; an endless loop times out (--timeout 1) and the later cases are not
 //                run; wrong return types and ragged lists are named; prints go to stderr.
 //   usage        no arguments, an unknown exercise, a missing file, an unknown option, a bad
 //                --timeout, no attn: exit 2 and one line on stderr.
-//   page         web/src/exercises/catalogue.ts gives each exercise a Python signature that
-//                defines the function judge.py calls, with as many arguments as the cases pass.
+//   page         each exercise's Python signature (exercise.json, shown by the page) defines
+//                the function judge.py calls, with as many arguments as the cases pass.
 //
 // The judge compares with |got - expected| <= 1e-9 + 1e-6 |expected| (core/judge/compare.hpp):
 // the solutions here are NumPy written independently of the C++ and of the JavaScript ones,
@@ -22,16 +23,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { describeRun, runJudge, scratchFolder } from './judge-process.mjs';
+import { mistakeSource, readExercises } from '../../exercises/read.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 const judgePy = path.join(repo, 'tools', 'judge.py');
-const solutionsDir = path.join(here, 'python');
 const python = process.env.ANATOMY_PYTHON || '/usr/bin/python3';
 const attn = process.env.ATTN || path.join(repo, 'build', 'native', 'native', 'attn');
 
@@ -49,41 +48,42 @@ const hasTorch = (() => {
 const judge = (args, env = {}) => runJudge(python, [judgePy, ...args], { ...process.env, ATTN: attn, ...env });
 const scratch = scratchFolder('anatomy-judge-py-');
 const scratchFile = scratch.write;
+const exercises = new Map(readExercises().map((e) => [e.id, e]));
+/** A file holding an exercise's solution.py, or that solution with a mistake's edits. */
+const solutionFile = (exercise, name = 'solution') => scratchFile(`${exercise}-${name}.py`,
+  name === 'solution' ? exercises.get(exercise).solutionPython : mistakeSource(exercises.get(exercise), name, 'solution.py'));
 
 const snakeCase = (id) => id.replace(/(?<=[a-z0-9])([A-Z])/g, '_$1').toLowerCase();
 
 // Two child processes at a time: the machine has two cores.
-describe('every Python solution file is judged as its name says', { concurrency: 2 }, () => {
-  test('every exercise has correct.py and two mistakes or more; every file is one of them', () => {
+describe('every Python solution passes and every mistake is diagnosed as named', { concurrency: 2 }, () => {
+  test('every exercise has solution.py and two mistakes or more; every mistake is one of the judge\'s', () => {
     const short = [];
     const stray = [];
     for (const exercise of catalogue) {
-      const dir = path.join(solutionsDir, exercise.id);
-      const present = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.py')).map((f) => f.slice(0, -3)) : [];
-      const mistakes = present.filter((id) => exercise.mistakes.some((m) => m.id === id));
-      if (!present.includes('correct') || mistakes.length < 2) short.push(`${exercise.id}: ${present.join(', ') || 'nothing'}`);
-      for (const id of present) if (!['correct', 'correct_torch', ...mistakes].includes(id)) stray.push(`${exercise.id}/${id}.py`);
+      const stated = (exercises.get(exercise.id)?.mistakes['solution.py'] ?? []).map((m) => m.mistake);
+      const mistakes = stated.filter((id) => exercise.mistakes.some((m) => m.id === id));
+      if (!exercises.get(exercise.id)?.solutionPython || mistakes.length < 2) short.push(`${exercise.id}: ${stated.join(', ') || 'nothing'}`);
+      for (const id of stated) if (!mistakes.includes(id)) stray.push(`${exercise.id}/${id}`);
     }
-    const folders = fs.readdirSync(solutionsDir).filter((f) => !catalogue.some((e) => e.id === f));
-    assert.deepEqual(short, [], `exercises without correct.py and two mistakes under ${solutionsDir}`);
-    assert.deepEqual(stray, [], 'solution files that name no mistake of the judge');
-    assert.deepEqual(folders, [], 'solution folders that name no exercise');
+    assert.deepEqual([...exercises.keys()], catalogue.map((e) => e.id), 'the exercise folders are the judge\'s exercises');
+    assert.deepEqual(short, [], 'exercises without solution.py and two mistakes');
+    assert.deepEqual(stray, [], 'edits of solution.py that name no mistake of the judge');
   });
 
   for (const exercise of catalogue) {
-    const dir = path.join(solutionsDir, exercise.id);
-    test(`${exercise.id}: correct.py passes every test`, async () => {
-      const run = await judge([exercise.id, path.join(dir, 'correct.py'), '--json']);
+    test(`${exercise.id}: solution.py passes every test`, async () => {
+      const run = await judge([exercise.id, solutionFile(exercise.id), '--json']);
       assert.equal(run.code, 0, describeRun(run));
       assert.equal(run.report.passed, true);
       assert.equal(run.report.passed_count, exercise.cases);
       assert.equal(run.report.diagnosis, null);
     });
+    const stated = exercises.get(exercise.id).mistakes['solution.py'].map((m) => m.mistake);
     for (const mistake of exercise.mistakes) {
-      const file = path.join(dir, `${mistake.id}.py`);
-      if (!fs.existsSync(file)) continue;
-      test(`${exercise.id}: ${mistake.id}.py fails with the diagnosis "${mistake.title}"`, async () => {
-        const run = await judge([exercise.id, file, '--json']);
+      if (!stated.includes(mistake.id)) continue;
+      test(`${exercise.id}: ${mistake.id} fails with the diagnosis "${mistake.title}"`, async () => {
+        const run = await judge([exercise.id, solutionFile(exercise.id, mistake.id), '--json']);
         assert.equal(run.code, 1, describeRun(run));
         assert.equal(run.report.passed, false);
         assert.equal(run.report.diagnosis?.id, mistake.id,
@@ -94,8 +94,8 @@ describe('every Python solution file is judged as its name says', { concurrency:
     }
   }
 
-  const torchFile = path.join(solutionsDir, 'softmax', 'correct_torch.py');
-  test('softmax: correct_torch.py, which returns a torch tensor, passes', async (t) => {
+  const torchFile = exercises.get('softmax').otherPython.solution_torch;
+  test('softmax: solution_torch.py, which returns a torch tensor, passes', async (t) => {
     if (!hasTorch) {
       t.skip(`SKIPPED: ${python} cannot import torch`);
       return;
@@ -190,7 +190,7 @@ describe('the solution\'s process reports what went wrong, and where', { concurr
   });
 
   test('the readable report names the diagnosis and the tolerance', async () => {
-    const run = await judge(['rmsnorm', path.join(solutionsDir, 'rmsnorm', 'rms_eps_outside_sqrt.py')]);
+    const run = await judge(['rmsnorm', solutionFile('rmsnorm', 'rms_eps_outside_sqrt')]);
     assert.equal(run.code, 1);
     assert.match(run.stdout, /^rmsnorm: 2 of 3 tests passed$/m);
     assert.match(run.stdout, /first mismatch at \[\d+, \d+, \d+\]: expected -?[\d.e-]+, got -?[\d.e-]+/);
@@ -199,14 +199,14 @@ describe('the solution\'s process reports what went wrong, and where', { concurr
   });
 
   test('a dict result\'s fields go by their Python names in the readable report', async () => {
-    const run = await judge(['decodeStep', path.join(solutionsDir, 'decodeStep', 'decode_cache_not_extended.py')]);
+    const run = await judge(['decodeStep', solutionFile('decodeStep', 'decode_cache_not_extended')]);
     assert.equal(run.code, 1);
     assert.match(run.stdout, /field 'k_cache': shape \[2, 2, 5, 4\], expected \[2, 2, 6, 4\]/);
   });
 });
 
 describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () => {
-  const correct = path.join(solutionsDir, 'softmax', 'correct.py');
+  const correct = solutionFile('softmax');
   const usageCases = {
     'no arguments': [[]],
     'one argument': [['softmax']],
@@ -241,24 +241,12 @@ describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () =
 
 // ---------------------------------------------------------------- the page's Python signatures
 
-// catalogue.ts is pure data; TypeScript (a dev dependency of web/) strips its types.
-async function loadPageCatalogue() {
-  const requireFromWeb = createRequire(path.join(repo, 'web', 'package.json'));
-  const ts = requireFromWeb('typescript');
-  const source = fs.readFileSync(path.join(repo, 'web', 'src', 'exercises', 'catalogue.ts'), 'utf8');
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-  return (await import(pathToFileURL(scratchFile('catalogue.mjs', outputText)).href)).exerciseTexts;
-}
-
-const hasTypeScript = fs.existsSync(path.join(repo, 'web', 'node_modules', 'typescript'));
-test('the page\'s Python signatures define the function judge.py calls, with the cases\' arguments',
-  { skip: !hasTypeScript && 'SKIPPED: no web/node_modules/typescript (cd web && npm ci)' }, async () => {
-    const texts = await loadPageCatalogue();
-    for (const text of texts) {
-      const match = /^def (\w+)\(([^)]*)\)/.exec(text.python ?? '');
-      assert.ok(match, `${text.id}: no Python signature`);
-      assert.equal(match[1], snakeCase(text.id), `${text.id}: the Python function's name`);
-      const cases = JSON.parse(execFileSync(attn, ['judge', text.id, '--cases'], { encoding: 'utf8' })).cases;
-      assert.equal(match[2].split(',').length, cases[0].args.length, `${text.id}: the number of arguments`);
-    }
-  });
+test('the page\'s Python signatures define the function judge.py calls, with the cases\' arguments', () => {
+  for (const text of exercises.values()) {
+    const match = /^def (\w+)\(([^)]*)\)/.exec(text.python ?? '');
+    assert.ok(match, `${text.id}: no Python signature`);
+    assert.equal(match[1], snakeCase(text.id), `${text.id}: the Python function's name`);
+    const cases = JSON.parse(execFileSync(attn, ['judge', text.id, '--cases'], { encoding: 'utf8' })).cases;
+    assert.equal(match[2].split(',').length, cases[0].args.length, `${text.id}: the number of arguments`);
+  }
+});

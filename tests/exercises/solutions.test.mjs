@@ -1,26 +1,28 @@
 // The exercise judge end to end, as the command line a learner uses (tools/judge.mjs)
 // judges a file:
 //
-//   solutions/   for every exercise, correct.js passes (no diagnosis) and, for every
-//                mistake the judge's catalogue names, <mistake-id>.js fails with exactly
-//                that diagnosis. A mistake without a file fails the test, and so does a
-//                file that names no mistake of the catalogue.
-//   agreement    the diagnosis and the cases' "looks like" agree, for every file here:
-//                no diagnosis while a failing case names a mistake; a diagnosis counts
-//                the failing cases that name it. partial/ holds learners' code that only
-//                some failing cases show as a mistake (a plain softmax with zeros for a
-//                fully masked row, for softmaxWithSink).
-//   catalogue    web/src/exercises/catalogue.ts lists the judge's exercises in its order;
-//                its reference solutions pass; its starters fail cleanly.
+//   exercises/   one folder per exercise (exercises/read.mjs says what it holds): the
+//                folders are the judge's exercises in its order; for every exercise,
+//                solution.js passes (no diagnosis) and, for every mistake the judge's
+//                catalogue names, solution.js with that mistake's edits (mistakes.json)
+//                fails with exactly that diagnosis. A mistake without edits fails the
+//                test, and so do edits that name no mistake of the catalogue, and an
+//                edit whose text is not found exactly once.
+//   agreement    the diagnosis and the cases' "looks like" agree, for every solution and
+//                mistake: no diagnosis while a failing case names a mistake; a diagnosis
+//                counts the failing cases that name it. The partial mistakes of
+//                mistakes.json are learners' code that only some failing cases show as a
+//                mistake (a plain softmax with zeros for a fully masked row, for softmaxWithSink).
+//   page texts   every exercise has a statement, parameters, hints; its starter fails cleanly.
 //   sandbox      a syntax error reports its line and column; a thrown exception its line;
 //                an endless loop times out; wrong return types are named, not crashed on.
 //   usage        no arguments, an unknown exercise, a missing file, an unknown option,
 //                a bad --timeout: exit 2 and one line on stderr.
 //
-// The solution files and the catalogue's solutions and starters are judged by the
-// command's own judgeFile in this process (each still in a worker thread of its own),
-// which spares 82 starts of Node and of the wasm judge; the command's exit status and
-// output for a passing and a failing file, and everything else, run it as a child process.
+// The solutions, mistakes and starters are judged by the command's own judgeFile in this
+// process (each still in a worker thread of its own), which spares 80 starts of Node and
+// of the wasm judge; the command's exit status and output for a passing and a failing
+// file, and everything else, run it as a child process.
 //   codec        web/src/exercises/codec.mjs, which the page, its worker and the CLI share.
 //
 // The judge compares with |got - expected| <= 1e-9 + 1e-6 |expected| (core/judge/compare.hpp):
@@ -31,19 +33,17 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 import { loadJudge } from '../../wasm/load-node.mjs';
 import { decode, decodeJson, encode, WrongTypeError } from '../../web/src/exercises/codec.mjs';
 import { describeRun, runJudge, scratchFolder } from './judge-process.mjs';
 import { judgeFile } from '../../tools/judge.mjs';
+import { applyEdits, mistakeSource, readExercises } from '../../exercises/read.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 const judgeCli = path.join(repo, 'tools', 'judge.mjs');
-const solutionsDir = path.join(here, 'solutions');
-const partialDir = path.join(here, 'partial');
 
 const core = await loadJudge();
 const catalogue = JSON.parse(core.judgeCatalogue());
@@ -53,6 +53,11 @@ const judge = (args) => runJudge(process.execPath, [judgeCli, ...args]);
 /** Judges a file in this process: the report `judge(... '--json')` would print. */
 const judgeHere = (exercise, file) => judgeFile(core, exercise, file, 3, catalogue);
 const scratch = scratchFolder('anatomy-judge-');
+const exercises = readExercises();
+const exerciseById = new Map(exercises.map((e) => [e.id, e]));
+/** A file holding an exercise's solution.js, or that solution with a mistake's edits. */
+const solutionFile = (exercise, name = 'solution') => scratch.write(`${exercise}-${name}.js`,
+  name === 'solution' ? exerciseById.get(exercise).solution : mistakeSource(exerciseById.get(exercise), name));
 
 /** The report's summary says what its cases say: a diagnosis exactly when a failing case names a mistake, with their count. */
 function assertDiagnosisAgrees(report, label) {
@@ -79,70 +84,87 @@ function assertDiagnosisAgrees(report, label) {
 const scratchFile = scratch.write;
 
 // Two child processes at a time: the machine has two cores.
-describe('every solution file is judged as its name says', { concurrency: 2 }, () => {
+describe('every exercise\'s solution passes and every mistake is diagnosed as named', { concurrency: 2 }, () => {
   test('the judge has the 12 exercises of the page', () => {
     assert.equal(catalogue.length, 12);
   });
 
-  test('every mistake of the catalogue has a solution file, and every file is a mistake or correct.js', () => {
+  test('the folders under exercises/ are the judge\'s exercises, same ids, same order', () => {
+    assert.deepEqual(exercises.map((e) => e.id), catalogue.map((e) => e.id));
+  });
+
+  test('every mistake of the catalogue has edits in mistakes.json, and every entry is a mistake of the judge or partial', () => {
     const missing = [];
     const stray = [];
     for (const exercise of catalogue) {
-      const dir = path.join(solutionsDir, exercise.id);
-      const expected = new Set(['correct', ...exercise.mistakes.map((m) => m.id)]);
-      const present = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => f.slice(0, -3)) : [];
-      for (const id of expected) if (!present.includes(id)) missing.push(`${exercise.id}/${id}.js`);
-      for (const id of present) if (!expected.has(id)) stray.push(`${exercise.id}/${id}.js`);
+      const entries = exerciseById.get(exercise.id).mistakes['solution.js'];
+      const stated = entries.filter((m) => !m.partial).map((m) => m.mistake);
+      for (const { id } of exercise.mistakes) if (!stated.includes(id)) missing.push(`${exercise.id}/${id}`);
+      for (const id of stated) if (!exercise.mistakes.some((m) => m.id === id)) stray.push(`${exercise.id}/${id}`);
+      assert.equal(new Set(stated).size, stated.length, `${exercise.id}: a mistake stated twice`);
     }
-    const folders = fs.readdirSync(solutionsDir).filter((f) => !catalogue.some((e) => e.id === f));
-    assert.deepEqual(missing, [], `mistakes without a solution under ${solutionsDir}`);
-    assert.deepEqual(stray, [], 'solution files that name no mistake of the judge');
-    assert.deepEqual(folders, [], 'solution folders that name no exercise');
+    assert.deepEqual(missing, [], 'mistakes without edits of solution.js');
+    assert.deepEqual(stray, [], 'edits that name no mistake of the judge');
+  });
+
+  test('every edit finds its text exactly once, and every mistake changes the solution', () => {
+    for (const exercise of exercises) {
+      for (const file of ['solution.js', 'solution.py']) {
+        for (const entry of exercise.mistakes[file]) {
+          const name = entry.mistake ?? entry.partial;
+          assert.ok(entry.note && entry.edits.length >= 1, `${exercise.id}/${file} ${name}: a note and one edit or more`);
+          const source = mistakeSource(exercise, name, file);
+          assert.notEqual(source.slice(source.indexOf('\n') + 1), file === 'solution.py' ? exercise.solutionPython : exercise.solution,
+            `${exercise.id}/${file} ${name} changes nothing`);
+        }
+      }
+    }
+    // An edit found twice, or not at all, is refused rather than applied somewhere.
+    assert.throws(() => applyEdits('a = 1; b = 1;', [{ replace: '= 1', with: '= 2' }], 'twice'), /twice: edit 1 finds "= 1" 2 times, not once/);
+    assert.throws(() => applyEdits('a = 1;', [{ replace: 'a = 1;', with: 'a = 2;' }, { replace: 'a = 1;', with: '' }], 'gone'), /gone: edit 2 finds "a = 1;" 0 times/);
+    assert.equal(applyEdits('x $& y', [{ replace: 'x', with: '$&$&' }], 'dollar'), '$&$& $& y');
   });
 
   for (const exercise of catalogue) {
-    const dir = path.join(solutionsDir, exercise.id);
-    test(`${exercise.id}: correct.js passes every test`, async () => {
-      const report = await judgeHere(exercise.id, path.join(dir, 'correct.js'));
+    test(`${exercise.id}: solution.js passes every test`, async () => {
+      const report = await judgeHere(exercise.id, solutionFile(exercise.id));
       assert.equal(report.passed, true, JSON.stringify(report.cases.filter((c) => !c.passed)));
       assert.equal(report.passed_count, exercise.cases);
       assert.equal(report.diagnosis, null);
-      assertDiagnosisAgrees(report, `${exercise.id}/correct.js`);
+      assertDiagnosisAgrees(report, `${exercise.id}/solution.js`);
     });
     for (const mistake of exercise.mistakes) {
-      const file = path.join(dir, `${mistake.id}.js`);
-      test(`${exercise.id}: ${mistake.id}.js fails with the diagnosis "${mistake.title}"`, { skip: !fs.existsSync(file) && 'no file' }, async () => {
-        const report = await judgeHere(exercise.id, file);
+      test(`${exercise.id}: ${mistake.id} fails with the diagnosis "${mistake.title}"`, async () => {
+        const report = await judgeHere(exercise.id, solutionFile(exercise.id, mistake.id));
         assert.equal(report.passed, false);
         assert.equal(report.diagnosis?.id, mistake.id,
           `diagnosed as ${JSON.stringify(report.diagnosis)}; per case: ` +
             JSON.stringify(report.cases.map((c) => ({ name: c.name, passed: c.passed, matches: c.matches }))));
         assert.ok(report.cases.some((c) => c.matches.includes(mistake.id)), 'no case names the mistake');
-        assertDiagnosisAgrees(report, `${exercise.id}/${mistake.id}.js`);
+        assertDiagnosisAgrees(report, `${exercise.id}/${mistake.id}`);
       });
     }
   }
 });
 
 describe('the diagnosis agrees with the cases when only some failing cases show a mistake', { concurrency: 2 }, () => {
-  const partialFiles = fs.readdirSync(partialDir).flatMap((exercise) =>
-    fs.readdirSync(path.join(partialDir, exercise)).filter((f) => f.endsWith('.js')).map((f) => [exercise, path.join(partialDir, exercise, f)]));
+  const partial = exercises.flatMap((e) => e.mistakes['solution.js'].filter((m) => m.partial).map((m) => [e.id, m.partial]));
 
-  test('partial/ holds learners\' files for exercises of the judge', () => {
-    assert.ok(partialFiles.length >= 1);
-    for (const [exercise] of partialFiles) assert.ok(catalogue.some((e) => e.id === exercise), exercise);
+  test('mistakes.json holds partial mistakes for exercises of the judge', () => {
+    assert.ok(partial.length >= 1);
+    for (const [exercise] of partial) assert.ok(catalogue.some((e) => e.id === exercise), exercise);
   });
 
-  for (const [exercise, file] of partialFiles) {
-    test(`${exercise}/${path.basename(file)}: the diagnosis counts the failing cases that name it`, async () => {
-      const report = await judgeHere(exercise, file);
+  for (const [exercise, name] of partial) {
+    test(`${exercise}/${name}: the diagnosis counts the failing cases that name it`, async () => {
+      const report = await judgeHere(exercise, solutionFile(exercise, name));
       assert.equal(report.passed, false);
-      assertDiagnosisAgrees(report, path.relative(here, file));
+      assertDiagnosisAgrees(report, `${exercise}/${name}`);
     });
   }
 
   test('softmaxWithSink, a plain softmax with zeros for a masked row: 3 of the 4 failing tests look like "The sink left out"', async () => {
-    const file = path.join(partialDir, 'softmaxWithSink', 'zero_on_masked_rows.js');
+    const file = solutionFile('softmaxWithSink', 'zero_on_masked_rows');
     const report = await judgeHere('softmaxWithSink', file);
     const failing = report.cases.filter((c) => !c.passed);
     assert.deepEqual(failing.map((c) => c.matches), [['sink_ignored'], ['sink_ignored'], ['sink_ignored'], []],
@@ -157,10 +179,12 @@ describe('the diagnosis agrees with the cases when only some failing cases show 
   });
 
   test('the summary counts the failing tests that look like another mistake, like none, or stopped with an error', () => {
-    // softmaxWithSink's outputs case by case from different solution files (run here, in a fresh context).
-    const run = (name) => vm.runInNewContext(`${fs.readFileSync(path.join(solutionsDir, 'softmaxWithSink', `${name}.js`), 'utf8')}; softmaxWithSink`);
+    // softmaxWithSink's outputs case by case from its solution and mistakes (run here, in a fresh context).
+    const sink = exerciseById.get('softmaxWithSink');
+    const source = (name) => (name === 'solution' ? sink.solution : mistakeSource(sink, name));
+    const run = (name) => vm.runInNewContext(`${source(name)}; softmaxWithSink`);
     const { cases } = decodeJson(core.judgeCases('softmaxWithSink'));
-    const outputs = cases.map((c, i) => ({ value: encode(run(['sink_ignored', 'sink_ignored', 'sink_in_numerator', 'correct', 'correct'][i])(...c.args)) }));
+    const outputs = cases.map((c, i) => ({ value: encode(run(['sink_ignored', 'sink_ignored', 'sink_in_numerator', 'solution', 'solution'][i])(...c.args)) }));
     outputs[3] = { error: 'Error: stopped (line 1)' };
     outputs[4].value[0][0] += 0.5; // matches nothing
     const report = JSON.parse(core.judgeOutputs('softmaxWithSink', JSON.stringify(outputs)));
@@ -171,27 +195,11 @@ describe('the diagnosis agrees with the cases when only some failing cases show 
   });
 });
 
-// ---------------------------------------------------------------- the page's catalogue
+// ---------------------------------------------------------------- what the page shows
 
-// catalogue.ts is pure data; TypeScript (a dev dependency of web/) strips its types.
-async function loadPageCatalogue() {
-  const requireFromWeb = createRequire(path.join(repo, 'web', 'package.json'));
-  const ts = requireFromWeb('typescript');
-  const source = fs.readFileSync(path.join(repo, 'web', 'src', 'exercises', 'catalogue.ts'), 'utf8');
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
-  const file = scratchFile('catalogue.mjs', outputText);
-  return (await import(pathToFileURL(file).href)).exerciseTexts;
-}
-
-describe('the page catalogue (web/src/exercises/catalogue.ts)', { concurrency: 2 }, async () => {
-  const texts = await loadPageCatalogue();
-
-  test('lists the judge\'s exercises, same ids, same order', () => {
-    assert.deepEqual(texts.map((t) => t.id), catalogue.map((e) => e.id));
-  });
-
-  test('every entry has a statement, parameters, a starter, two or three hints and a solution', () => {
-    for (const t of texts) {
+describe('the page\'s texts (exercises/<NN-id>/, the page\'s `virtual:exercises`)', { concurrency: 2 }, () => {
+  test('every exercise has a statement, parameters, a starter, two or three hints and a solution', () => {
+    for (const t of exercises) {
       assert.ok(t.title && t.statement.trim().length > 100, `${t.id}: statement`);
       assert.ok(t.parameters.length >= 1 && t.returns.type, `${t.id}: signature`);
       assert.ok(t.starter.includes(`function ${t.id}(`), `${t.id}: the starter defines ${t.id}`);
@@ -200,11 +208,7 @@ describe('the page catalogue (web/src/exercises/catalogue.ts)', { concurrency: 2
     }
   });
 
-  for (const t of texts) {
-    test(`${t.id}: the reference solution passes`, async () => {
-      const report = await judgeHere(t.id, scratchFile(`${t.id}-reference.js`, t.solution));
-      assert.equal(report.passed, true, JSON.stringify(report.cases.filter((c) => !c.passed)));
-    });
+  for (const t of exercises) {
     test(`${t.id}: the starter runs and fails cleanly`, async () => {
       const report = await judgeHere(t.id, scratchFile(`${t.id}-starter.js`, t.starter));
       assert.equal(report.passed, false);
@@ -266,16 +270,16 @@ describe('the sandbox reports what went wrong, and where', { concurrency: 2 }, (
   });
 
   test('the command exits 0 on a pass and 1 on a fail, and its --json report is judgeFile\'s', async () => {
-    for (const [file, code] of [['correct.js', 0], ['scaled_by_d.js', 1]]) {
-      const solution = path.join(solutionsDir, 'attention', file);
+    for (const [name, code] of [['solution', 0], ['scaled_by_d', 1]]) {
+      const solution = solutionFile('attention', name);
       const run = await judge(['attention', solution, '--json']);
       assert.equal(run.code, code, describeRun(run));
-      assert.deepEqual(run.report, await judgeHere('attention', solution), file);
+      assert.deepEqual(run.report, await judgeHere('attention', solution), name);
     }
   });
 
   test('the readable report names the diagnosis and the tolerance', async () => {
-    const run = await judge(['rmsnorm', path.join(solutionsDir, 'rmsnorm', 'rms_eps_outside_sqrt.js')]);
+    const run = await judge(['rmsnorm', solutionFile('rmsnorm', 'rms_eps_outside_sqrt')]);
     assert.equal(run.code, 1);
     assert.match(run.stdout, /^rmsnorm: 2 of 3 tests passed$/m);
     assert.match(run.stdout, /first mismatch at \[\d+, \d+, \d+\]: expected -?[\d.e-]+, got -?[\d.e-]+/);
@@ -285,7 +289,7 @@ describe('the sandbox reports what went wrong, and where', { concurrency: 2 }, (
 });
 
 describe('usage errors exit 2 with one line on stderr', { concurrency: 2 }, () => {
-  const correct = path.join(solutionsDir, 'softmax', 'correct.js');
+  const correct = solutionFile('softmax');
   const usageCases = {
     'no arguments': [],
     'one argument': ['softmax'],

@@ -6,14 +6,14 @@
 // (sandbox.ts); the outputs come back, and the wasm judge (judgeOutputs) turns
 // them into the report that report.ts draws. Learner code never runs here.
 // The selected exercise lives in the URL (?e=rope), so a link opens it.
-import type { CatalogueEntry } from '../lib/core';
+import type { CatalogueEntry, JudgeReport } from '../lib/core-types';
 import { Judge, loadJudge } from '../lib/judge-core';
 import { cited, sourceArchiveLink } from '../lib/cited';
 import { el, setStatus } from '../lib/dom';
-import { exerciseTexts, ExerciseText } from './catalogue';
+import { exerciseTexts, type ExerciseText } from 'virtual:exercises';
 import { createEditor, CodeEditor } from './editor';
 import { ImportError, LastRun, ProgressStore, Status, statusOf, TIMEOUT_CHOICES } from './progress';
-import { JudgeReport, renderReport } from './report';
+import { renderReport } from './report';
 import { runInSandbox, seconds, warmSandbox } from './sandbox';
 
 const statusLabel: Record<Status, string> = { 'not-tried': 'not tried', failing: 'failing', passed: 'passed', 'passed-once': 'passed once' };

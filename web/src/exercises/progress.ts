@@ -7,7 +7,7 @@
 // which is what reveals the reference solution, and solvedAt says when that first
 // was. lastRun is what that run showed (the judge's report and how the run went), so
 // a reload shows the report again.
-import type { JudgeReport } from './report';
+import type { JudgeReport } from '../lib/core-types';
 import type { SyntaxProblem } from './sandbox';
 
 // passed-once: every test passed in an earlier run, not in the latest.

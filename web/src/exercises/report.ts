@@ -3,55 +3,8 @@
 // went wrong in it: a shape mismatch, the positions of NaN or Infinity, the
 // largest errors, the first mismatching entry, the error thrown.
 import { el } from '../lib/dom';
+import type { CaseReport, JudgeNumber, JudgeReport } from '../lib/core-types';
 import { decodeNumber } from './codec.mjs';
-
-export type Problem = '' | 'shape' | 'type' | 'missing' | 'nonfinite' | 'mismatch' | 'error';
-type JudgeNumber = number | string; // "NaN", "Infinity", "-Infinity" travel as strings
-
-export interface ArrayDetails {
-  max_abs_error?: number;
-  max_rel_error?: number;
-  expected_shape?: number[];
-  got_shape?: number[];
-  message?: string;
-  field?: string;
-  first_mismatch?: { index: string; expected: JudgeNumber; got: JudgeNumber };
-  nonfinite?: { index: string; value: JudgeNumber }[];
-  nonfinite_count?: number;
-  /** For results that are objects of arrays, when they pass: per field. */
-  fields?: Record<string, ArrayDetails>;
-}
-
-export interface CaseReport {
-  name: string;
-  passed: boolean;
-  problem: Problem;
-  details?: ArrayDetails;
-  error?: string;
-  /** Mistakes this case's output reproduces (ids). */
-  matches: string[];
-}
-
-export interface Diagnosis {
-  id: string;
-  title: string;
-  explanation: string;
-  /** How many of the failing tests look like this mistake, of how many (a report kept from an older page may lack them). */
-  explained?: number;
-  failing?: number;
-  /** The judge's sentence about them: "3 of the 4 failing tests look like this mistake; the other ...". */
-  summary?: string;
-}
-
-export interface JudgeReport {
-  exercise: string;
-  passed: boolean;
-  passed_count: number;
-  total: number;
-  tolerance: { atol: number; rtol: number };
-  diagnosis: Diagnosis | null;
-  cases: CaseReport[];
-}
 
 export interface ReportContext {
   /** Mistake id -> title, from the judge's catalogue. */

@@ -201,3 +201,53 @@ export interface JudgeCases {
   exercise: string;
   cases: { name: string; args: unknown[] }[];
 }
+
+// judgeOutputs(exercise, outputs): the judge's report (core/judge/judge.hpp, judge_outputs),
+// which exercises/report.ts draws.
+export type Problem = '' | 'shape' | 'type' | 'missing' | 'nonfinite' | 'mismatch' | 'error';
+export type JudgeNumber = number | string; // "NaN", "Infinity", "-Infinity" travel as strings
+
+export interface ArrayDetails {
+  max_abs_error?: number;
+  max_rel_error?: number;
+  expected_shape?: number[];
+  got_shape?: number[];
+  message?: string;
+  field?: string;
+  first_mismatch?: { index: string; expected: JudgeNumber; got: JudgeNumber };
+  nonfinite?: { index: string; value: JudgeNumber }[];
+  nonfinite_count?: number;
+  /** For results that are objects of arrays, when they pass: per field. */
+  fields?: Record<string, ArrayDetails>;
+}
+
+export interface CaseReport {
+  name: string;
+  passed: boolean;
+  problem: Problem;
+  details?: ArrayDetails;
+  error?: string;
+  /** Mistakes this case's output reproduces (ids). */
+  matches: string[];
+}
+
+export interface Diagnosis {
+  id: string;
+  title: string;
+  explanation: string;
+  /** How many of the failing tests look like this mistake, of how many (a report kept from an older page may lack them). */
+  explained?: number;
+  failing?: number;
+  /** The judge's sentence about them: "3 of the 4 failing tests look like this mistake; the other ...". */
+  summary?: string;
+}
+
+export interface JudgeReport {
+  exercise: string;
+  passed: boolean;
+  passed_count: number;
+  total: number;
+  tolerance: { atol: number; rtol: number };
+  diagnosis: Diagnosis | null;
+  cases: CaseReport[];
+}

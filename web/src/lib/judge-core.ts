@@ -3,9 +3,8 @@
 // of it and the exercises page none of theirs.
 import createAnatomyJudge from '@wasm/attention_judge.js';
 import wasmUrl from '@wasm/attention_judge.wasm?url';
-import type { JudgeReport } from '../exercises/report';
 import { CoreError } from './core';
-import type { CatalogueEntry, JudgeCases } from './core-types';
+import type { CatalogueEntry, JudgeCases, JudgeReport } from './core-types';
 import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
