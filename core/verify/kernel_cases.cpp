@@ -1,0 +1,295 @@
+#include "kernel_cases.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "../bench/harness.hpp"
+#include "../model/random.hpp"
+#include "../ops/attention.hpp"
+#include "compare.hpp"
+
+namespace anatomy {
+namespace {
+
+MaskSpec mask_of(MaskKind kind, std::int64_t T, std::int64_t S) {
+    MaskSpec spec;
+    spec.kind = kind;
+    spec.T = T;
+    spec.S = S;
+    return spec;
+}
+
+KernelCase make_case(std::string id, std::string what, KernelShape shape, MaskSpec mask, bool sinks = false,
+                     std::int64_t blind_row = -1) {
+    KernelCase c;
+    c.id = std::move(id);
+    c.what = std::move(what);
+    c.shape = shape;
+    c.mask = std::move(mask);
+    c.sinks = sinks;
+    c.blind_row = blind_row;
+    c.seed = 1000 + std::uint64_t(c.id.size()) * 131 + std::uint64_t(shape.T * 7 + shape.S);
+    return c;
+}
+
+std::vector<KernelCase> make_cases() {
+    std::vector<KernelCase> cases;
+    const auto add = [&](KernelCase c) {
+        require_valid(c.mask);
+        cases.push_back(std::move(c));
+    };
+    // The tiny preset: B 2, Hq 4 sharing 2 KV heads, head size 8.
+    add(make_case("tiny-causal", "the tiny preset, causal", {2, 4, 2, 6, 6, 8}, mask_of(MaskKind::causal, 6, 6)));
+    add(make_case("tiny-causal-sinks", "the tiny preset, causal, learned sinks", {2, 4, 2, 6, 6, 8},
+                  mask_of(MaskKind::causal, 6, 6), true));
+    add(make_case("tiny-kv-offset", "the tiny preset, 3 queries after 6 cached keys", {2, 4, 2, 3, 9, 8},
+                  mask_of(MaskKind::causal, 3, 9)));
+    // TinyLlama's group of 8 query heads per KV head at head size 64; 70 is off every tile size.
+    add(make_case("tinyllama-group8", "TinyLlama's group of 8 at head size 64, T = S = 70, causal", {1, 16, 2, 70, 70, 64},
+                  mask_of(MaskKind::causal, 70, 70)));
+    add(make_case("full", "no mask, no grouping, T = S = 37", {1, 4, 4, 37, 37, 16}, mask_of(MaskKind::full, 37, 37)));
+    MaskSpec sliding = mask_of(MaskKind::sliding_window, 100, 100);
+    sliding.window = 17;
+    add(make_case("sliding-window", "a sliding window of 17, T = S = 100", {1, 4, 2, 100, 100, 16}, sliding));
+    MaskSpec sliding_offset = mask_of(MaskKind::sliding_window, 33, 130);
+    sliding_offset.window = 50;
+    add(make_case("sliding-window-kv-offset", "a window of 50, 33 queries after 97 cached keys", {1, 4, 2, 33, 130, 32},
+                  sliding_offset));
+    MaskSpec sink_window = mask_of(MaskKind::sink_window, 100, 100);
+    sink_window.window = 20;
+    sink_window.sinks = 4;
+    add(make_case("sink-window-sinks", "4 sink keys plus a window of 20, learned sinks, T = S = 100",
+                  {1, 4, 2, 100, 100, 16}, sink_window, true));
+    MaskSpec prefix = mask_of(MaskKind::prefix_lm, 77, 77);
+    prefix.prefix = 30;
+    add(make_case("prefix-lm", "prefix-LM, a bidirectional prefix of 30, T = S = 77", {1, 4, 2, 77, 77, 16}, prefix));
+    MaskSpec chunked = mask_of(MaskKind::chunked, 90, 90);
+    chunked.chunk = 24;
+    add(make_case("chunked", "chunks of 24, T = S = 90", {1, 4, 2, 90, 90, 16}, chunked));
+    MaskSpec document = mask_of(MaskKind::document, 81, 81);
+    document.document_lengths = {20, 1, 35, 25};
+    add(make_case("document", "4 packed documents of 20, 1, 35 and 25, T = S = 81", {1, 4, 2, 81, 81, 16}, document));
+    add(make_case("blind-row", "causal, T = S = 40, query row 5 sees no key", {1, 4, 2, 40, 40, 16},
+                  mask_of(MaskKind::causal, 40, 40), false, 5));
+    add(make_case("blind-row-sinks", "causal, T = S = 40, query row 5 sees no key, learned sinks", {1, 4, 2, 40, 40, 16},
+                  mask_of(MaskKind::causal, 40, 40), true, 5));
+    // Decode: one new query over a long cache.
+    add(make_case("decode-tiny", "decode, the tiny preset, 9 keys", {2, 4, 2, 1, 9, 8}, mask_of(MaskKind::causal, 1, 9)));
+    add(make_case("decode-group8", "decode, TinyLlama's group of 8 at head size 64, 1,000 keys", {1, 16, 2, 1, 1000, 64},
+                  mask_of(MaskKind::causal, 1, 1000)));
+    MaskSpec decode_window = mask_of(MaskKind::sink_window, 1, 700);
+    decode_window.window = 64;
+    decode_window.sinks = 4;
+    add(make_case("decode-sink-window-sinks", "decode, 4 sink keys plus a window of 64 of 700 keys, learned sinks",
+                  {2, 4, 2, 1, 700, 16}, decode_window, true));
+    return cases;
+}
+
+// Each query row's visible keys as [T, 4] (two half-open ranges; an unused one empty).
+std::vector<std::int32_t> row_ranges(const KernelCase& c) {
+    std::vector<std::int32_t> ranges(std::size_t(c.shape.T) * 4, 0);
+    for (std::int64_t t = 0; t < c.shape.T; ++t) {
+        if (t == c.blind_row) continue;
+        const std::vector<KeyRange> keys = visible_keys(c.mask, t);
+        for (std::size_t r = 0; r < keys.size() && r < 2; ++r) {
+            ranges[std::size_t(t) * 4 + 2 * r] = std::int32_t(keys[r].begin);
+            ranges[std::size_t(t) * 4 + 2 * r + 1] = std::int32_t(keys[r].end);
+        }
+    }
+    return ranges;
+}
+
+// The mask the ranges describe, [T, S].
+Mask mask_from_ranges(const KernelCase& c, const std::vector<std::int32_t>& ranges) {
+    Mask allowed = xt::zeros<std::uint8_t>({std::size_t(c.shape.T), std::size_t(c.shape.S)});
+    for (std::int64_t t = 0; t < c.shape.T; ++t)
+        for (std::size_t r = 0; r < 2; ++r)
+            for (std::int32_t s = ranges[std::size_t(t) * 4 + 2 * r]; s < ranges[std::size_t(t) * 4 + 2 * r + 1]; ++s)
+                allowed(std::size_t(t), std::size_t(s)) = 1;
+    return allowed;
+}
+
+template <typename Real>
+Tensor4<Real> tensor_of(const std::vector<float>& values, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
+    Tensor4<Real> x = Tensor4<Real>::from_shape({std::size_t(a), std::size_t(b), std::size_t(c), std::size_t(d)});
+    std::copy(values.begin(), values.end(), x.begin());
+    return x;
+}
+
+// The core's attention, step for step, in precision Real: probs [B, Hq, T, S], out [B, Hq, T, D].
+template <typename Real>
+struct Reference {
+    Tensor4<Real> probs, out;
+};
+
+template <typename Real>
+Reference<Real> reference(const KernelCase& c, const KernelInputs& in) {
+    const KernelShape& s = c.shape;
+    const Tensor4<Real> q = tensor_of<Real>(in.q, s.B, s.Hq, s.T, s.D);
+    const Tensor4<Real> k = tensor_of<Real>(in.k, s.B, s.Hkv, s.S, s.D);
+    const Tensor4<Real> v = tensor_of<Real>(in.v, s.B, s.Hkv, s.S, s.D);
+    const Tensor4<Real> masked = apply_mask(attention_scores(q, k), mask_from_ranges(c, in.ranges));  // [B, Hq, T, S]
+    Reference<Real> r;
+    if (c.sinks) {
+        Vector<Real> sinks = Vector<Real>::from_shape({std::size_t(s.Hq)});
+        std::copy(in.sinks.begin(), in.sinks.end(), sinks.begin());
+        r.probs = softmax_rows_with_sinks(masked, sinks);
+    } else {
+        r.probs = softmax_rows(masked);
+    }
+    r.out = weighted_values(r.probs, v);  // [B, Hq, T, D]
+    return r;
+}
+
+// max |a - b| over flat arrays (a value that is not finite on either side: infinity).
+template <typename A, typename B>
+double flat_error(const A& a, const B& b) {
+    double worst = 0;
+    auto ib = b.begin();
+    for (auto ia = a.begin(); ia != a.end(); ++ia, ++ib) {
+        const double x = double(*ia), y = double(*ib);
+        if (!std::isfinite(x) || !std::isfinite(y)) return INFINITY;
+        worst = std::max(worst, std::abs(x - y));
+    }
+    return worst;
+}
+
+// The rule above: 2 x the fp32 reference's error + one rounding of the output.
+CheckRecord against_reference(const std::string& id, const std::string& name, const std::string& compares,
+                              const std::vector<float>& got, const Tensor4<double>& fp64, const Tensor4<float>& fp32) {
+    const double error = got.size() == fp64.size() ? flat_error(got, fp64) : INFINITY;
+    const double tolerance =
+        attention_tolerance(flat_error(fp32, fp64), output_rounding_floor(kFp32OutputUnit, max_abs(fp64)));
+    return make_check(id, name, compares, error, tolerance);
+}
+
+}  // namespace
+
+const std::vector<KernelCase>& kernel_cases() {
+    static const std::vector<KernelCase> cases = make_cases();
+    return cases;
+}
+
+const KernelCase& kernel_case(const std::string& id) {
+    for (const KernelCase& c : kernel_cases())
+        if (c.id == id) return c;
+    throw InputError("unknown kernel case '" + id + "'");
+}
+
+KernelInputs kernel_inputs(const KernelCase& c) {
+    const KernelShape& s = c.shape;
+    SplitMix64 rng(c.seed);
+    const auto normals = [&](std::int64_t n) {
+        std::vector<float> x(static_cast<std::size_t>(n));
+        for (float& value : x) value = float(rng.normal());
+        return x;
+    };
+    KernelInputs in;
+    in.q = normals(s.B * s.Hq * s.T * s.D);
+    in.k = normals(s.B * s.Hkv * s.S * s.D);
+    in.v = normals(s.B * s.Hkv * s.S * s.D);
+    if (c.sinks) {
+        in.sinks = normals(s.Hq);
+        for (float& sink : in.sinks) sink += 1.0f;  // a sink that takes a visible share of each row
+    }
+    in.ranges = row_ranges(c);
+    return in;
+}
+
+std::vector<CheckRecord> check_kernel_output(const KernelCase& c, const std::string& kernel,
+                                             const std::vector<float>& out, const std::vector<float>* probs) {
+    const KernelInputs in = kernel_inputs(c);
+    const Reference<double> fp64 = reference<double>(c, in);
+    const Reference<float> fp32 = reference<float>(c, in);
+    const std::string on = kernel + " on " + c.what + ": ";
+    std::vector<CheckRecord> records;
+    records.push_back(against_reference(c.id, "out_matches_core", on + "output vs the core's fp64 attention", out,
+                                        fp64.out, fp32.out));
+    if (!probs) return records;
+    records.push_back(against_reference(c.id, "probs_match_core", on + "probabilities vs the core's fp64 softmax", *probs,
+                                        fp64.probs, fp32.probs));
+    const KernelShape& s = c.shape;
+    const bool sized = probs->size() == fp64.probs.size();
+    const Mask allowed = mask_from_ranges(c, in.ranges);
+    double hidden = sized ? 0.0 : INFINITY, sums = sized ? 0.0 : INFINITY;
+    for (std::int64_t row = 0; sized && row < s.B * s.Hq * s.T; ++row) {
+        const std::int64_t t = row % s.T;
+        double sum = 0, expected = 0;
+        for (std::int64_t key = 0; key < s.S; ++key) {
+            const double p = double((*probs)[std::size_t(row * s.S + key)]);
+            if (!std::isfinite(p)) hidden = sums = INFINITY;
+            if (!allowed(std::size_t(t), std::size_t(key))) hidden = worse_error(hidden, std::abs(p));
+            sum += p;
+            expected += fp64.probs.data()[row * s.S + key];
+        }
+        sums = worse_error(sums, std::abs(sum - expected));
+    }
+    records.push_back(make_check(c.id, "hidden_cells_zero", on + "probabilities the mask hides vs 0 (exact)", hidden, 0));
+    records.push_back(make_check(c.id, "rows_sum_as_core",
+                                 on + "each probability row's sum vs the core's (1, or 1 minus the sink's share)", sums, 1e-5));
+    return records;
+}
+
+std::vector<CheckRecord> check_tile_record(const KernelCase& c, std::int64_t tile_q, std::int64_t tile_k,
+                                           std::int64_t batch, std::int64_t head, std::int64_t row,
+                                           const std::vector<std::uint32_t>& states, const std::vector<float>& trace) {
+    if (c.blind_row >= 0) throw InputError("kernel case '" + c.id + "' changes its mask's rows: its tiles are not the mask's");
+    const KernelShape& s = c.shape;
+    if (batch < 0 || batch >= s.B || head < 0 || head >= s.Hq || row < 0 || row >= s.T)
+        throw InputError("the tile record's head or row is outside kernel case '" + c.id + "'");
+    std::vector<TileState> expected;
+    const TileCounts counts = classify_tiles(c.mask, tile_q, tile_k, &expected);
+    const std::string on = "v1_flash's tile record on " + c.what + ": ";
+    double wrong_tiles = states.size() == expected.size() ? 0.0 : INFINITY;
+    for (std::size_t i = 0; i < states.size() && i < expected.size(); ++i) {
+        const std::uint32_t want = expected[i] == TileState::skipped ? 2u : 1u;
+        if (states[i] != want) wrong_tiles += 1;
+    }
+
+    // The row's scores in fp64, and its running maximum and sum after each key tile.
+    const KernelInputs in = kernel_inputs(c);
+    const double scale = 1.0 / std::sqrt(double(s.D));
+    const std::int64_t kv_head = head / (s.Hq / s.Hkv);
+    const float* q = &in.q[std::size_t(((batch * s.Hq + head) * s.T + row) * s.D)];
+    double m_error = trace.size() == std::size_t(counts.cols) * 2 ? 0.0 : INFINITY;
+    double l_error = m_error;
+    double m = -std::numeric_limits<double>::infinity();
+    std::vector<double> scores;
+    for (std::int64_t tile = 0; tile < counts.cols; ++tile) {
+        for (std::int64_t key = tile * tile_k; key < std::min(s.S, (tile + 1) * tile_k); ++key) {
+            if (!mask_allows(c.mask, row, key)) continue;
+            const float* k = &in.k[std::size_t(((batch * s.Hkv + kv_head) * s.S + key) * s.D)];
+            double dot = 0;
+            for (std::int64_t d = 0; d < s.D; ++d) dot += double(q[d]) * double(k[d]);
+            scores.push_back(dot * scale);
+            m = std::max(m, dot * scale);
+        }
+        if (std::size_t(2 * tile + 1) >= trace.size()) break;
+        const double got_m = trace[std::size_t(2 * tile)], got_l = trace[std::size_t(2 * tile + 1)];
+        if (!std::isfinite(got_m) || !std::isfinite(got_l)) {
+            m_error = l_error = INFINITY;
+            break;
+        }
+        if (scores.empty()) {
+            l_error = worse_error(l_error, std::abs(got_l));  // nothing seen yet: l is 0
+            continue;
+        }
+        double l = 0;
+        for (double score : scores) l += std::exp(score - m);
+        m_error = worse_error(m_error, std::abs(got_m - m) / std::max(1.0, std::abs(m)));
+        l_error = worse_error(l_error, std::abs(got_l - l) / l);
+    }
+    return {
+        make_check(c.id, "tiles_as_core",
+                   on + "tiles computed or skipped vs the core's tile rule (" + std::to_string(counts.skipped) + " of " +
+                       std::to_string(counts.rows * counts.cols) + " skipped), tiles that differ",
+                   wrong_tiles, 0),
+        make_check(c.id, "row_max_as_core", on + "row " + std::to_string(row) + "'s running maximum after each key tile vs the core's, relative",
+                   m_error, 1e-5),
+        make_check(c.id, "row_sum_as_core", on + "row " + std::to_string(row) + "'s running sum after each key tile vs the core's, relative",
+                   l_error, 1e-5),
+    };
+}
+
+}  // namespace anatomy
