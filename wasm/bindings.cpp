@@ -43,9 +43,10 @@ TokenIds forward_tokens(const json& options, int vocab_size) {
     return make_batch(token_list(options["ids"], vocab_size), int_option(options, "batch", 1), vocab_size);
 }
 
+const Options forward_options{"forward", {"tokens", "ids", "batch", "seed", "capture", "rope_pairing"}};
 std::string forward(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = options_from_js(options_js, {"tokens", "ids", "batch", "seed", "capture", "rope_pairing"});
+        const json options = options_from_js(options_js, forward_options);
         const Model<float>& seeded = seeded_tiny_model(seed_option(options));
         // The same weights run under the other RoPE pairing: what a convention mismatch does.
         std::optional<Model<float>> repaired;

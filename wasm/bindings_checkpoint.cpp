@@ -39,6 +39,7 @@
 namespace anatomy::wasm {
 namespace {
 
+const Options checkpoint_forward_options{"CheckpointSession.forward", {"capture"}};
 class CheckpointSession {
 public:
     std::string load(const emscripten::val& config_js, const emscripten::val& safetensors, const emscripten::val& header,
@@ -60,7 +61,7 @@ public:
 
     std::string forward(const std::string& text, const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"capture"});
+            const json options = options_from_js(options_js, checkpoint_forward_options);
             const std::vector<std::int32_t> ids = encode(text);
             bool capture = false;
             const std::vector<std::string> fields = capture_fields(options, capture);

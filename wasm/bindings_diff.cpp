@@ -23,9 +23,10 @@
 namespace anatomy::wasm {
 namespace {
 
+const Options diff_options{"diff", {"tokens", "seed", "cached"}};
 std::string diff(const std::string& options_json, const emscripten::val& file) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"tokens", "seed", "cached"});
+        const json options = parse_options(options_json, diff_options);
         if (!options.contains("tokens")) throw InputError("diff needs the tokens the file was made from ({\"tokens\": [[1, 5, 9]]})");
         const Model<float>& model = seeded_tiny_model(seed_option(options));
         const TokenIds tokens = token_rows(options["tokens"], model.config.vocab_size);  // [B, T]
@@ -37,9 +38,10 @@ std::string diff(const std::string& options_json, const emscripten::val& file) {
     });
 }
 
+const Options checkpoint_config_options{"checkpointConfig", {"seed"}};
 std::string checkpoint_config(const std::string& options_json) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"seed"});
+        const json options = parse_options(options_json, checkpoint_config_options);
         return hf_config_json(seeded_tiny_model(seed_option(options)).config, DType::f32);
     });
 }

@@ -53,9 +53,10 @@ emscripten::val mask_tiles(const emscripten::val& spec_js, int tile_q, int tile_
     }
 }
 
+const Options soft_lookup_options{"softLookup", {"query", "keys", "values", "scale"}};
 std::string soft_lookup_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = options_from_js(options_js, {"query", "keys", "values", "scale"});
+        const json options = options_from_js(options_js, soft_lookup_options);
         const std::vector<double> query = number_list(options.value("query", json::array()), "query");
         const json& keys = options.at("keys");
         const json& values = options.at("values");
@@ -84,9 +85,10 @@ json flops_json(const AttentionFlops& f) {
     return {{"projections", f.projections}, {"scores", f.scores}, {"weighted", f.weighted}};
 }
 
+const Options attention_cost_options{"attentionCost", {"d", "T", "n_heads", "n_kv_heads", "bytes_per_scalar"}};
 std::string attention_cost_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = options_from_js(options_js, {"d", "T", "n_heads", "n_kv_heads", "bytes_per_scalar"});
+        const json options = options_from_js(options_js, attention_cost_options);
         const double d = number_option(options, "d", 4096), T = number_option(options, "T", 4096);
         const int heads = int_option(options, "n_heads", 32), kv_heads = int_option(options, "n_kv_heads", heads);
         if (!(d >= 1) || !(T >= 1)) throw InputError("d and T must be at least 1");

@@ -25,9 +25,10 @@ std::vector<std::int64_t> position_list(const json& options) {
     return positions;
 }
 
+const Options rope_angles_options{"ropeAngles", {"head_dim", "theta", "positions"}};
 std::string rope_angles_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = options_from_js(options_js, {"head_dim", "theta", "positions"});
+        const json options = options_from_js(options_js, rope_angles_options);
         const int head_dim = int_option(options, "head_dim", 8);
         if (head_dim < 2 || head_dim > 1024 || head_dim % 2) throw InputError("head_dim must be even, from 2 to 1024");
         const double theta = number_option(options, "theta", 10000.0);
@@ -40,9 +41,10 @@ std::string rope_angles_json(const emscripten::val& options_js) {
     });
 }
 
+const Options rope_rotate_options{"ropeRotate", {"vector", "positions", "theta", "pairing"}};
 std::string rope_rotate_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = options_from_js(options_js, {"vector", "positions", "theta", "pairing"});
+        const json options = options_from_js(options_js, rope_rotate_options);
         const std::vector<double> vector = number_list(options.value("vector", json::array()), "vector");
         if (vector.size() < 2 || vector.size() % 2) throw InputError("vector must have an even number of channels");
         const std::vector<std::int64_t> positions = position_list(options);
@@ -58,9 +60,10 @@ std::string rope_rotate_json(const emscripten::val& options_js) {
     });
 }
 
+const Options rope_scores_options{"ropeScores", {"q", "k", "positions", "theta", "pairing"}};
 std::string rope_scores_json(const emscripten::val& options_js) {
     return json_or_error([&] {
-        const json options = options_from_js(options_js, {"q", "k", "positions", "theta", "pairing"});
+        const json options = options_from_js(options_js, rope_scores_options);
         const std::vector<double> q = number_list(options.value("q", json::array()), "q");
         const std::vector<double> k = number_list(options.value("k", json::array()), "k");
         if (q.size() < 2 || q.size() % 2 || q.size() != k.size()) throw InputError("q and k must have the same even number of channels");

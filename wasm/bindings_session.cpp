@@ -33,12 +33,16 @@ namespace anatomy::wasm {
 // The longest sequence the stepper keeps; a full recomputation runs after every step.
 constexpr std::size_t max_session_tokens = 64;
 
+const Options decode_session_options{"DecodeSession", {"seed"}};
+const Options decode_prefill_options{"DecodeSession.prefill", {"tokens"}};
+const Options decode_step_options{"DecodeSession.step", {"token"}};
+const Options decode_append_options{"DecodeSession.append", {"tokens"}};
 class DecodeSession {
 public:
     explicit DecodeSession(const emscripten::val& options_js) {
         // A bad option leaves a session with the default seed; the page passes only known keys.
         const std::string error = json_or_error([&] {
-            model_ = seeded_tiny_model(seed_option(options_from_js(options_js, {"seed"})));
+            model_ = seeded_tiny_model(seed_option(options_from_js(options_js, decode_session_options)));
             return json::object();
         });
         if (error != "{}") model_ = seeded_tiny_model(default_seed);
@@ -52,7 +56,7 @@ public:
 
     std::string prefill(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"tokens"});
+            const json options = options_from_js(options_js, decode_prefill_options);
             const std::vector<std::int32_t> ids = token_list(options.value("tokens", json::array()), model_.config.vocab_size);
             if (ids.empty()) throw InputError("prefill needs at least one token");
             reset();
@@ -62,7 +66,7 @@ public:
 
     std::string step(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"token"});
+            const json options = options_from_js(options_js, decode_step_options);
             if (!options.contains("token")) throw InputError("step needs a token, e.g. {\"token\": 7}");
             return advance({token_id(options["token"], model_.config.vocab_size)});
         });
@@ -70,7 +74,7 @@ public:
 
     std::string append(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"tokens"});
+            const json options = options_from_js(options_js, decode_append_options);
             const std::vector<std::int32_t> ids = token_list(options.value("tokens", json::array()), model_.config.vocab_size);
             if (ids.empty()) throw InputError("append needs at least one token");
             if (tokens_.empty()) throw InputError("the cache is empty: prefill a prompt first");

@@ -27,6 +27,8 @@
 //   s.referenceContinuation(options) -> {ids, ms}: the rest of it
 //   s.attachReference({losses, continuation, ms}) -> the last run's report with a reference
 //                         joined from those parts (the page's workers share them out)
+//   s.check(options)   -> {} when run takes these options, else {error, option}: the option the
+//                         core refuses and its words (needs no model)
 //   s.headScores({text}) -> {tokens, queries_from, first_token: {heads [L][Hq], uniform_baseline},
 //                         learned_sink: {heads} or null}: one pass over BOS and the text, the
 //                         notebook's sink-scores figure
@@ -54,6 +56,13 @@ namespace {
 // must not freeze for longer.
 constexpr int longest_stream = 20000;
 
+const Options stream_run_options{"StreamSession.run", {"text", "window", "sinks", "length", "generate", "reference"}};
+const Options stream_tokens_options{"StreamSession.tokens", {"text", "window", "sinks", "length", "generate"}};
+const Options stream_reference_losses_options{"StreamSession.referenceLosses", {"text", "window", "sinks", "length", "generate", "from", "to"}};
+const Options stream_continuation_options{"StreamSession.referenceContinuation", {"text", "window", "sinks", "length", "generate"}};
+const Options stream_attach_reference_options{"StreamSession.attachReference", {"losses", "continuation", "ms"}};
+const Options stream_head_scores_options{"StreamSession.headScores", {"text"}};
+const Options stream_check_options{"StreamSession.check", {"text", "window", "sinks", "length", "generate"}};
 class StreamSession {
 public:
     std::string load_checkpoint(const emscripten::val& config, const emscripten::val& safetensors,
@@ -67,10 +76,9 @@ public:
 
     std::string run(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate", "reference"});
-            const int window = window_option(options), sinks = int_option(options, "sinks", 4);
+            const json options = options_from_js(options_js, stream_run_options);
+            const int window = window_option(options), sinks = sinks_option(options, window);
             const int generate = generate_option(options);
-            if (sinks < 0) throw InputError("the number of sinks cannot be negative");
             last_.reset();
             const TextIds& text = text_ids(options);
             const auto started = std::chrono::steady_clock::now();
@@ -85,7 +93,9 @@ public:
     // How many tokens a run on this text decodes (its first `length`), and how many it has.
     std::string tokens(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const TextIds& text = text_ids(options_from_js(options_js, {"text", "window", "sinks", "length", "generate"}));
+            const json options = options_from_js(options_js, stream_tokens_options);
+            sinks_option(options, window_option(options));
+            const TextIds& text = text_ids(options);
             return json{{"tokens", text.ids.size()}, {"text_tokens", text.text_tokens}};
         });
     }
@@ -95,8 +105,9 @@ public:
     // join, in order, into the whole reference, which attachReference adds to a run.
     std::string reference_losses(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate", "from", "to"});
+            const json options = options_from_js(options_js, stream_reference_losses_options);
             const int window = window_option(options), from = int_option(options, "from", 0), to = int_option(options, "to", 0);
+            sinks_option(options, window);
             if (from < 0 || to < from) throw InputError("predictions from .. to, with 0 <= from <= to");
             const TextIds& text = text_ids(options);
             const auto started = std::chrono::steady_clock::now();
@@ -111,8 +122,9 @@ public:
     // over the last W tokens read.
     std::string reference_continuation(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"text", "window", "sinks", "length", "generate"});
+            const json options = options_from_js(options_js, stream_continuation_options);
             const int window = window_option(options), generate = generate_option(options);
+            sinks_option(options, window);
             const TextIds& text = text_ids(options);
             const auto started = std::chrono::steady_clock::now();
             json out = {{"ids", recomputed_continuation(checkpoint_->model, text.ids, std::size_t(window), std::size_t(generate))}};
@@ -126,7 +138,7 @@ public:
     // the report)}.
     std::string attach_reference(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"losses", "continuation", "ms"});
+            const json options = options_from_js(options_js, stream_attach_reference_options);
             if (!last_) throw InputError("no run to complete: call run first");
             StreamRun reference{number_list(options.value("losses", json::array()), "losses"),
                                 token_list(options.value("continuation", json::array()), checkpoint_->model.config.vocab_size)};
@@ -141,7 +153,7 @@ public:
     // the sink, both over the second half of the queries (lessons/head_patterns.hpp).
     std::string head_scores(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"text"});
+            const json options = options_from_js(options_js, stream_head_scores_options);
             if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
             const std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(string_option(options, "text", ""), true);
             if (ids.size() < 4) throw InputError("give at least 3 tokens after BOS");
@@ -157,6 +169,28 @@ public:
                         {"learned_sink", nullptr}};
             if (checkpoint_->model.config.attention_sinks) out["learned_sink"] = {{"heads", learned_sink_shares(probs).heads}};
             return out;
+        });
+    }
+
+    // {} when run() takes these options, else {error, option}: the first option the core
+    // refuses (window, sinks, length or generate) and its words, checked before any text is
+    // read, so that the page can name the input that is wrong; needs no model.
+    std::string check(const emscripten::val& options_js) {
+        return json_or_error([&] {
+            const json options = options_from_js(options_js, stream_check_options);
+            const char* option = "window";
+            try {
+                const int window = window_option(options);
+                option = "sinks";
+                sinks_option(options, window);
+                option = "length";
+                length_option(options);
+                option = "generate";
+                generate_option(options);
+            } catch (const InputError& e) {
+                return json{{"error", e.what()}, {"option", option}};
+            }
+            return json::object();
         });
     }
 
@@ -192,8 +226,7 @@ private:
 
     const TextIds& text_ids(const json& options) {
         if (!checkpoint_) throw InputError("no model: call loadCheckpoint or loadLlama2c first");
-        const int length = int_option(options, "length", 2000);
-        if (length < 2 || length > longest_stream) throw InputError("decode 2 to " + std::to_string(longest_stream) + " tokens");
+        const int length = length_option(options);
         std::string text = string_option(options, "text", "");
         if (text != text_.text || length != text_.length) {
             std::vector<std::int32_t> ids = checkpoint_->tokenizer.encode(text, true);
@@ -208,6 +241,20 @@ private:
         const int window = int_option(options, "window", 64);
         if (window < 1) throw InputError("the window holds at least 1 entry");
         return window;
+    }
+
+    // K, held to the core's rule for the sinks and the window (model/kv_eviction.hpp).
+    static int sinks_option(const json& options, int window) {
+        const int sinks = int_option(options, "sinks", 4);
+        if (sinks < 0) throw InputError("the number of sinks cannot be negative");
+        require_sinks_inside_window(std::size_t(window), std::size_t(sinks));
+        return sinks;
+    }
+
+    static int length_option(const json& options) {
+        const int length = int_option(options, "length", 2000);
+        if (length < 2 || length > longest_stream) throw InputError("decode 2 to " + std::to_string(longest_stream) + " tokens");
+        return length;
     }
 
     static int generate_option(const json& options) {
@@ -266,5 +313,6 @@ EMSCRIPTEN_BINDINGS(anatomy_stream) {
         .function("referenceLosses", &StreamSession::reference_losses)
         .function("referenceContinuation", &StreamSession::reference_continuation)
         .function("attachReference", &StreamSession::attach_reference)
-        .function("headScores", &StreamSession::head_scores);
+        .function("headScores", &StreamSession::head_scores)
+        .function("check", &StreamSession::check);
 }

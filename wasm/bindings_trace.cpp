@@ -49,9 +49,12 @@ SeededBatch seeded_batch(const json& options) {
 
 // ---------------------------------------------------------------- exported functions
 
+const Options trace_options{"trace", {"tokens", "batch", "seed"}};
+const Options verify_options{"verify", {"tokens", "batch", "seed"}};
+
 std::string trace(const std::string& options_json) {
     return json_or_error([&] {
-        const SeededBatch run = seeded_batch(parse_options(options_json, {"tokens", "batch", "seed"}));
+        const SeededBatch run = seeded_batch(parse_options(options_json, trace_options));
         const std::vector<CheckRecord> checks = run_checks(run.model, run.tokens);
         return make_trace(run.model, {{"source", "seed"}, {"seed", run.seed}}, run.tokens, checks, build_info());
     });
@@ -59,7 +62,7 @@ std::string trace(const std::string& options_json) {
 
 std::string verify(const std::string& options_json) {
     return json_or_error([&] {
-        const SeededBatch run = seeded_batch(parse_options(options_json, {"tokens", "batch", "seed"}));
+        const SeededBatch run = seeded_batch(parse_options(options_json, verify_options));
         const std::vector<CheckRecord> checks = run_checks(run.model, run.tokens);
         json records = json::array();
         for (const CheckRecord& check : checks) records.push_back(check_to_json(check));
@@ -67,9 +70,10 @@ std::string verify(const std::string& options_json) {
     });
 }
 
+const Options export_checkpoint_options{"exportCheckpoint", {"seed"}};
 emscripten::val export_checkpoint(const std::string& options_json) {
     try {
-        const json options = parse_options(options_json, {"seed"});
+        const json options = parse_options(options_json, export_checkpoint_options);
         const std::vector<std::uint8_t> bytes = hf_safetensors(random_model(tiny_config(), seed_option(options)), DType::f32);
         // A typed_memory_view looks into the wasm heap, which `bytes` leaves on return
         // (and which moves when memory grows): copy it into an array JavaScript owns.

@@ -41,21 +41,22 @@
 namespace anatomy::wasm {
 namespace {
 
+const Options training_bits_options{"trainingBits", {"seed", "steps"}};
 std::string training_bits_json(const std::string& options_json) {
     return json_or_error([&] {
-        const json options = parse_options(options_json, {"seed", "steps"});
+        const json options = parse_options(options_json, training_bits_options);
         const int steps = int_option(options, "steps", 100);
         if (steps < 1 || steps > 100000) throw InputError("steps must be 1 to 100000");
         return training_bits(seed_option(options), steps);
     });
 }
 
+const Options training_start_options{"TrainingSession.start", {"seed", "steps", "context", "batch", "lr", "warmup", "repeat_fraction", "hidden_size"}};
 class TrainingSession {
 public:
     std::string start(const std::string& text, const std::string& options_json) {
         return json_or_error([&] {
-            const json o = parse_options(options_json, {"seed", "steps", "context", "batch", "lr", "warmup", "repeat_fraction",
-                                                        "hidden_size"});
+            const json o = parse_options(options_json, training_start_options);
             TrainingSettings s;
             s.seed = seed_option(o);
             s.steps = int_option(o, "steps", s.steps);

@@ -62,6 +62,12 @@ json top_five(const float* row, std::size_t V, const LlamaTokenizer& tokenizer) 
 
 }  // namespace
 
+const Options trained_encode_options{"TrainedSession.encode", {"text"}};
+const Options trained_decode_options{"TrainedSession.decode", {"ids"}};
+const Options trained_extend_options{"TrainedSession.extend", {"keep", "ids"}};
+const Options trained_head_patterns_options{"TrainedSession.headPatterns", {"ids"}};
+const Options trained_probe_options{"TrainedSession.probe", {"ids", "generate", "head_patterns"}};
+const Options trained_checks_options{"TrainedSession.checks", {"ids"}};
 class TrainedSession {
 public:
     emscripten::val load(const emscripten::val& model_bytes, const emscripten::val& tokenizer_bytes) {
@@ -96,7 +102,7 @@ public:
 
     std::string encode(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"text"});
+            const json options = options_from_js(options_js, trained_encode_options);
             require_model();
             // BOS, then the text as run.c encodes it (a dummy leading space, then merges).
             const std::vector<std::int32_t> ids = prompt_ids(tokenizer_, string_option(options, "text", ""), false,
@@ -109,7 +115,7 @@ public:
 
     std::string decode(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"ids"});
+            const json options = options_from_js(options_js, trained_decode_options);
             require_model();
             return json{{"text", tokenizer_.decode(token_list(options.value("ids", json::array()), model_->config.vocab_size))}};
         });
@@ -117,7 +123,7 @@ public:
 
     std::string extend(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"keep", "ids"});
+            const json options = options_from_js(options_js, trained_extend_options);
             require_model();
             const ModelConfig& c = model_->config;
             const int keep = int_option(options, "keep", 0);
@@ -169,7 +175,7 @@ public:
 
     std::string head_patterns_json(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"ids"});
+            const json options = options_from_js(options_js, trained_head_patterns_options);
             require_model();
             const std::vector<std::int32_t> ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
             PretrainedBackend backend(*model_, DType::f32);  // the session's cache stays as it is
@@ -179,7 +185,7 @@ public:
 
     std::string probe(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"ids", "generate", "head_patterns"});
+            const json options = options_from_js(options_js, trained_probe_options);
             require_model();
             ProbeRequest request;
             request.ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
@@ -194,7 +200,7 @@ public:
 
     std::string checks(const emscripten::val& options_js) {
         return json_or_error([&] {
-            const json options = options_from_js(options_js, {"ids"});
+            const json options = options_from_js(options_js, trained_checks_options);
             require_model();
             const std::vector<std::int32_t> ids = token_list(options.value("ids", json::array()), model_->config.vocab_size);
             PretrainedBackend backend(*model_, DType::f32);

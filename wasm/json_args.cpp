@@ -1,5 +1,7 @@
 #include "json_args.hpp"
 
+#include <emscripten/bind.h>
+
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -11,12 +13,12 @@ namespace anatomy::wasm {
 namespace {
 
 // Rejects keys outside `known`, so a typo ("tokns") is an error rather than a silent default.
-void require_known_options(const json& options, std::initializer_list<const char*> known) {
+void require_known_options(const json& options, const Options& known) {
     if (!options.is_object()) throw InputError("options must be a JSON object, got " + options.dump());
     for (const auto& item : options.items()) {
         bool found = false;
         std::string expected;
-        for (const char* key : known) {
+        for (const char* key : known.names) {
             found = found || item.key() == key;
             expected += (expected.empty() ? "" : ", ") + std::string(key);
         }
@@ -63,16 +65,33 @@ json json_from_js_at(const emscripten::val& value, int depth) {
     return out;
 }
 
+// Every Options the module links, in the order their constructors ran.
+std::vector<const Options*>& declared_options() {
+    static std::vector<const Options*> all;
+    return all;
+}
+
+// {"options": {method: [names]}}: the options every method of this module takes.
+std::string module_interface() {
+    json options = json::object();
+    for (const Options* o : declared_options()) options[o->method] = o->names;
+    return json{{"options", options}}.dump();
+}
+
 }  // namespace
 
+Options::Options(const char* method_name, std::initializer_list<const char*> option_names) : method(method_name), names(option_names) {
+    declared_options().push_back(this);
+}
+
 // Parses `text` as a JSON object and rejects keys outside `known`.
-json parse_options(const std::string& text, std::initializer_list<const char*> known) {
+json parse_options(const std::string& text, const Options& known) {
     const json options = parse_json(text.empty() ? std::string("{}") : text, "the options");
     require_known_options(options, known);
     return options;
 }
 
-json options_from_js(const emscripten::val& options, std::initializer_list<const char*> known) {
+json options_from_js(const emscripten::val& options, const Options& known) {
     json parsed = options.isUndefined() ? json::object() : json_from_js(options);
     require_known_options(parsed, known);
     return parsed;
@@ -177,3 +196,7 @@ const Model<float>& seeded_tiny_model(std::uint64_t seed) {
 }
 
 }  // namespace anatomy::wasm
+
+EMSCRIPTEN_BINDINGS(anatomy_interface) {
+    emscripten::function("moduleInterface", &anatomy::wasm::module_interface);
+}

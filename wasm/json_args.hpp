@@ -20,12 +20,27 @@ namespace anatomy::wasm {
 
 using nlohmann::json;
 
+// A method's options, declared once beside the method as a namespace-scope constant
+// (its name unique in the module: the unity build compiles the bindings files together):
+//   const Options run_options{"StreamSession.run", {"text", "window", ...}};
+// `method` is the name JavaScript calls ("Class.method" for a class's, "Class" for its
+// constructor). parse_options and options_from_js reject any other key, and every
+// declaration a module links is listed by its export moduleInterface(), which
+// tests/wasm/interface.test.mjs holds the page's TypeScript types (web/src/lib) to.
+struct Options {
+    Options(const char* method, std::initializer_list<const char*> names);  // registers itself
+    Options(const Options&) = delete;
+    Options& operator=(const Options&) = delete;
+    const char* method;
+    std::vector<const char*> names;
+};
+
 // Parses `text` as a JSON object and rejects keys outside `known`, so a typo
 // ("tokns") is an error rather than a silent default.
-json parse_options(const std::string& text, std::initializer_list<const char*> known);
+json parse_options(const std::string& text, const Options& known);
 
 // The same for options passed as a JavaScript object.
-json options_from_js(const emscripten::val& options, std::initializer_list<const char*> known);
+json options_from_js(const emscripten::val& options, const Options& known);
 
 // A JavaScript value as the JSON that JSON.stringify would make of it: whole numbers
 // that a double holds exactly become integers (unsigned when not negative), as

@@ -16,12 +16,16 @@ std::string to_string(EvictionPolicy policy) {
     return "";
 }
 
+void require_sinks_inside_window(std::size_t window, std::size_t sinks) {
+    if (sinks >= window)
+        throw InputError("the sinks K = " + std::to_string(sinks) + " must be fewer than the window W = " + std::to_string(window) +
+                         " (the sinks are kept inside the window)");
+}
+
 void require_valid(const EvictionSpec& spec) {
     if (spec.policy == EvictionPolicy::keep_all) return;
     if (spec.window == 0) throw InputError("the window must hold at least 1 entry");
-    if (spec.policy == EvictionPolicy::sinks_and_window && spec.sinks >= spec.window)
-        throw InputError("the window (" + std::to_string(spec.window) + ") must hold more than the " + std::to_string(spec.sinks) +
-                         " sink entries it keeps");
+    if (spec.policy == EvictionPolicy::sinks_and_window) require_sinks_inside_window(spec.window, spec.sinks);
 }
 
 template <typename Real>

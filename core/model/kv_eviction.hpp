@@ -34,6 +34,12 @@ struct EvictionSpec {
 
 std::string to_string(EvictionPolicy policy);  // "keep_all", "sliding_window", "sinks_and_window"
 
+// Throws InputError unless the K sinks fit inside a window of W entries (K < W), naming
+// both: the one check of this rule, which require_valid, stream_report, attn stream
+// (prefixing its flags) and the page's StreamingLLM widget (through the wasm session's
+// check and {"error"}) all show in these words.
+void require_sinks_inside_window(std::size_t window, std::size_t sinks);
+
 // Throws InputError for a window of 0 or sinks that leave no room for the window (K >= W).
 void require_valid(const EvictionSpec& spec);
 

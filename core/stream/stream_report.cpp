@@ -21,15 +21,17 @@ std::int64_t departs_at(const std::vector<double>& losses, const std::vector<dou
 
 }  // namespace
 
+void require_tokens_past_window(std::size_t tokens, std::size_t window) {
+    if (tokens <= window + 1)
+        throw InputError("the text gives " + std::to_string(tokens) + " tokens: a window of " + std::to_string(window) +
+                         " evicts nothing before " + std::to_string(window + 2) + " (give a longer text or a smaller window)");
+}
+
 template <typename Real>
 StreamReport stream_report(const Model<Real>& model, const std::vector<std::int32_t>& ids, std::size_t window,
                            std::size_t sinks, std::size_t generate, bool with_reference) {
-    if (sinks >= window)
-        throw InputError("a window of " + std::to_string(window) + " must be larger than its " + std::to_string(sinks) +
-                         " sinks (the sinks are kept inside the window)");
-    if (ids.size() <= window + 1)
-        throw InputError("the text gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(window) +
-                         " evicts nothing before " + std::to_string(window + 2));
+    require_sinks_inside_window(window, sinks);
+    require_tokens_past_window(ids.size(), window);
     StreamReport report;
     report.tokens = ids.size(), report.window = window, report.sinks = sinks, report.first_eviction_at = window;
     const std::pair<const char*, EvictionSpec> policies[] = {

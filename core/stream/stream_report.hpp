@@ -34,6 +34,11 @@ struct StreamReport {
     std::vector<PolicyReport> policies;  // keep_all, sliding_window, sinks_and_window, then the reference
 };
 
+// Throws InputError unless `tokens` (BOS included) pass a window of `window` entries by
+// two, so that a windowed policy evicts something: stream_report's check, which attn
+// stream (prefixing its flags) shows before it decodes anything.
+void require_tokens_past_window(std::size_t tokens, std::size_t window);
+
 // The three policies through a cache of at most `window` entries (sinks_and_window keeping
 // the first `sinks`), then the reference, each followed by `generate` greedy tokens.
 // ids: [N], BOS first. Throws InputError for sinks >= window, or N <= window + 1 (nothing

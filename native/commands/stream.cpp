@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "files.hpp"
 #include "json_input.hpp"
+#include "model/kv_eviction.hpp"
 #include "number_args.hpp"
 #include "number_text.hpp"
 #include "stream/stream_report.hpp"
@@ -49,7 +50,11 @@ int run_stream(const StreamOptions& o) {
     const std::size_t length = parse_decimal(o.length, "--length", 2, 1 << 20);
     if (o.dtype != "float32" && o.dtype != "float64") throw InputError("unknown --dtype '" + o.dtype + "' (expected float32 or float64)");
     const std::size_t generate = parse_decimal(o.generate, "--generate", 0, 10000);
-    if (K >= W) throw InputError("--window " + std::to_string(W) + " must be larger than --sinks " + std::to_string(K) + " (the sinks are kept inside the window)");
+    try {
+        require_sinks_inside_window(W, K);
+    } catch (const InputError& e) {  // the core's words, after the flags that set them
+        throw InputError("--sinks " + std::to_string(K) + ", --window " + std::to_string(W) + ": " + e.what());
+    }
 
     // Every input is read and checked before the decoding starts.
     const std::string text = read_text_file(o.text);
@@ -58,9 +63,11 @@ int run_stream(const StreamOptions& o) {
     const LlamaTokenizer tokenizer = checkpoint_tokenizer(o.model, o.tokenizer, loaded.llama2c, model.config.vocab_size);
     std::vector<std::int32_t> ids = tokenizer.encode(text, true);
     if (ids.size() > length) ids.resize(length);
-    if (ids.size() <= W + 1)
-        throw InputError(o.text + " gives " + std::to_string(ids.size()) + " tokens: a window of " + std::to_string(W) +
-                         " evicts nothing before " + std::to_string(W + 2) + " (give a longer text or a smaller --window)");
+    try {
+        require_tokens_past_window(ids.size(), W);
+    } catch (const InputError& e) {
+        throw InputError("--text " + o.text + ", --window " + std::to_string(W) + ": " + e.what());
+    }
     // keep_all passing the trained positions is what the comparison shows; a window past them is worth a warning.
     warn_if_past_trained_positions(loaded.trained_positions, W, o.model, "the windowed policies (--window " + std::to_string(W) + ") reach");
 

@@ -85,7 +85,7 @@ TEST_CASE("evicting: each policy keeps what it says, and sets the next position 
     KVCache<float> cache = empty_cache<float>(model.config, 1);
     CHECK(evict_for(cache, EvictionSpec{EvictionPolicy::keep_all, 0, 0}, 1000, model.config) == 0);
     CHECK_THROWS_WITH_AS(require_valid(EvictionSpec{EvictionPolicy::sinks_and_window, 4, 4}),
-                         "the window (4) must hold more than the 4 sink entries it keeps", InputError);
+                         "the sinks K = 4 must be fewer than the window W = 4 (the sinks are kept inside the window)", InputError);
     CHECK_THROWS_AS(evict_for(cache, EvictionSpec{EvictionPolicy::sliding_window, 4, 0}, 5, model.config), InputError);
 }
 

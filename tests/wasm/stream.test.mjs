@@ -180,13 +180,50 @@ test('bad input is an {error}: no model yet, sinks not fewer than the window, a 
   assert.match(JSON.parse(trained.loadLlama2c('not bytes', new Uint8Array(4))).error, /Uint8Array/);
   trained.delete();
   const { session } = await shakespeareSession();
-  assert.match(JSON.parse(session.run({ text: verse, window: 4, sinks: 4 })).error, /larger than its 4 sinks/);
+  assert.match(JSON.parse(session.run({ text: verse, window: 4, sinks: 4 })).error, /the sinks K = 4 must be fewer than the window W = 4/);
   assert.match(JSON.parse(session.run({ text: 'short', window: 64 })).error, /evicts nothing before 66/);
   assert.match(JSON.parse(session.run({ text: verse, length: 1 })).error, /2 to 20000 tokens/);
   assert.match(JSON.parse(session.run({ text: verse, window: 0 })).error, /at least 1 entry/);
   assert.match(JSON.parse(session.run({ text: verse, windw: 8 })).error, /windw/);
   assert.match(JSON.parse(session.run({ text: 'é'.repeat(80), window: 8, sinks: 1 })).error ?? '', /./, 'a character outside the vocabulary');
   session.delete();
+});
+
+test('the same bad input gets the same words from attn stream and from the page\'s session (the core\'s check)', async () => {
+  const { session } = await shakespeareSession();
+  const cases = [
+    // [attn stream's flags, the page's options, the option the page marks, the flags attn names before the core's words]
+    [['--window', '4', '--sinks', '4'], { window: 4, sinks: 4 }, 'sinks', '--sinks 4, --window 4: '],
+    [['--window', '8', '--sinks', '9'], { window: 8, sinks: 9 }, 'sinks', '--sinks 9, --window 8: '],
+    [['--window', '64'], { window: 64 }, null, null],
+  ];
+  const text = 'Too short for a window of sixty-four.';
+  for (const [flags, options, option, prefix] of cases) {
+    const page = JSON.parse(session.run({ text, length: 2000, ...options })).error;
+    assert.ok(page, `the page's session refuses ${JSON.stringify(options)}`);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wasm-stream-'));
+    let stderr = '', status = 0;
+    try {
+      const file = path.join(dir, 'text.txt');
+      fs.writeFileSync(file, text);
+      try {
+        execFileSync(attn, ['stream', '--model', shakespeare, '--text', file, ...flags], { encoding: 'utf8', stdio: 'pipe' });
+      } catch (error) {
+        ({ stderr, status } = error);
+      }
+      assert.equal(status, 2, `attn stream ${flags.join(' ')} exits 2`);
+      const lines = stderr.trim().split('\n');
+      assert.equal(lines.length, 1, stderr);
+      // attn names its flags (and, for the text, its file) before the core's words; the page shows the words alone.
+      assert.equal(lines[0], `attn: ${prefix ?? `--text ${file}, --window ${options.window}: `}${page}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    // The check the widget asks before a run: the same words, and the option to mark.
+    const checked = JSON.parse(session.check({ text, ...options }));
+    if (option) assert.deepEqual(checked, { error: page, option });
+    else assert.deepEqual(checked, {}, 'the text is read by a run, not by the check');
+  }
 });
 
 test('2,000 tokens under all four policies, timed (the page promises under a second in Chromium)', async () => {

@@ -53,7 +53,8 @@ export interface Checkpoint {
   generate(text: string, count: number): { text: string; ids: number[] };
 }
 
-interface RawCheckpoint {
+/** The module's CheckpointSession as wasm/bindings_checkpoint.cpp binds it (tests/wasm/interface.test.mjs holds it to its declared options). */
+export interface RawCheckpoint {
   load(config: unknown, safetensors: Uint8Array, header: unknown, tokenizer: unknown): string;
   forward(text: string, options: { capture: string[] }): string;
   headPatterns(text: string, seed: number, strings: number): string;

@@ -52,9 +52,18 @@ export interface Core {
 }
 
 /** The embind module: functions taking objects, strings or numbers, returning JSON strings or objects. */
-type RawCore = Record<string, unknown> & {
-  DecodeSession?: new (options: object) => { prefill(o: object): string; step(o: object): string; append(o: object): string; reset(): void; delete(): void };
+export type RawCore = Record<string, unknown> & {
+  DecodeSession?: new (options: { seed: number }) => RawDecodeSession;
 };
+
+/** The module's DecodeSession as wasm/bindings_session.cpp binds it (tests/wasm/interface.test.mjs holds it to its declared options). */
+export interface RawDecodeSession {
+  prefill(options: { tokens: number[] }): string;
+  step(options: { token: number }): string;
+  append(options: { tokens: number[] }): string;
+  reset(): void;
+  delete(): void;
+}
 
 /** A result from the core: JSON text or an object; {error} becomes a CoreError. */
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));

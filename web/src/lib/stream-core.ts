@@ -82,9 +82,13 @@ export interface HeadScores {
   learned_sink: { heads: number[][] } | null;
 }
 
+/** An option run() refuses: which one, and the core's words. */
+export interface StreamOptionProblem { error: string; option: 'window' | 'sinks' | 'length' | 'generate' }
+
 export class StreamError extends Error {}
 
-interface RawSession {
+/** The module's StreamSession as wasm/bindings_stream.cpp binds it (tests/wasm/interface.test.mjs holds it to its declared options). */
+export interface RawSession {
   loadCheckpoint(config: unknown, safetensors: Uint8Array, header: unknown, tokenizer: unknown): string;
   loadLlama2c(model: Uint8Array, tokenizer: Uint8Array): string;
   run(options: StreamOptions & { reference: boolean }): string;
@@ -94,6 +98,7 @@ interface RawSession {
   referenceContinuation(options: StreamOptions): string;
   attachReference(reference: { losses: number[]; continuation: number[]; ms: number }): string;
   headScores(options: { text: string }): string;
+  check(options: StreamOptions): string;
   delete(): void;
 }
 
@@ -177,6 +182,12 @@ export class StreamSession {
   /** The last runPolicies' report completed with a reference joined from its parts. */
   attachReference(reference: { losses: number[]; continuation: number[]; ms: number }): StreamReport {
     return unwrap<StreamReport>(this.raw.attachReference(reference));
+  }
+
+  /** null when run() takes these options, else the option the core refuses and its words (no text is read). */
+  check(options: StreamOptions): StreamOptionProblem | null {
+    const answer = JSON.parse(this.raw.check(options)) as Partial<StreamOptionProblem>;
+    return answer.error === undefined ? null : answer as StreamOptionProblem;
   }
 
   headScores(text: string): HeadScores {

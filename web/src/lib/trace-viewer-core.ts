@@ -63,6 +63,12 @@ export interface TraceViewerModule {
   checkpointConfig(seed: number): Record<string, unknown>;
 }
 
+/** diff's options (as JSON text): the learner's rows, the tiny model's seed; cached, the rows' first tokens taken from a KV cache (the page passes none). */
+export interface DiffOptions { tokens: number[][]; seed: number; cached?: number }
+
+/** The options of exportCheckpoint and checkpointConfig (as JSON text). */
+export interface SeedOptions { seed: number }
+
 type RawModule = {
   diff(options: string, file: Uint8Array): string;
   trace(options: string): string;
@@ -77,12 +83,12 @@ const unwrapCore = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new
 /** Loads the module once (fetch and compile, streamed); later calls share it. */
 export const loadTraceViewerCore = moduleLoader(createAnatomyTraceViewer, wasmUrl, (module): TraceViewerModule => {
   const raw = module as RawModule;
-  const json = JSON.stringify;
+  const json = <T>(options: T): string => JSON.stringify(options);
   return {
-    diff: (tokens, seed, file) => unwrapDiff(raw.diff(json({ tokens, seed }), file)),
-    trace: (options = {}) => unwrapCore(raw.trace(json(options))),
-    verify: (options = {}) => unwrapCore(raw.verify(json(options))),
-    exportCheckpoint: (seed) => unwrapCore(raw.exportCheckpoint(json({ seed }))),
-    checkpointConfig: (seed) => unwrapDiff(raw.checkpointConfig(json({ seed }))),
+    diff: (tokens, seed, file) => unwrapDiff(raw.diff(json<DiffOptions>({ tokens, seed }), file)),
+    trace: (options = {}) => unwrapCore(raw.trace(json<TraceOptions>(options))),
+    verify: (options = {}) => unwrapCore(raw.verify(json<TraceOptions>(options))),
+    exportCheckpoint: (seed) => unwrapCore(raw.exportCheckpoint(json<SeedOptions>({ seed }))),
+    checkpointConfig: (seed) => unwrapDiff(raw.checkpointConfig(json<SeedOptions>({ seed }))),
   };
 });

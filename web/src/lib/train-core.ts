@@ -71,6 +71,7 @@ export interface TrainingSession {
   delete(): void;
 }
 
+/** The module's TrainingSession as wasm/bindings_train.cpp binds it; start's options are TrainingOptions as JSON text. */
 interface RawSession {
   start(text: string, options: string): string;
   step(n: number): string;

@@ -71,15 +71,16 @@ export interface TrainedSession {
   delete(): void;
 }
 
-interface RawSession {
+/** The module's TrainedSession as wasm/bindings_trained.cpp binds it (tests/wasm/interface.test.mjs holds it to its declared options). */
+export interface RawSession {
   load(model: Uint8Array, tokenizer: Uint8Array): string | { error: string };
-  encode(options: object): string;
-  decode(options: object): string;
-  extend(options: object): string;
+  encode(options: { text: string }): string;
+  decode(options: { ids: number[] }): string;
+  extend(options: { keep: number; ids: number[] }): string;
   rows(): Float32Array;
-  headPatterns(options: object): string;
-  probe(options: object): string;
-  checks(options: object): string;
+  headPatterns(options: { ids: number[] }): string;
+  probe(options: Parameters<TrainedSession['probe']>[0]): string;
+  checks(options: { ids: number[] }): string;
   delete(): void;
 }
 

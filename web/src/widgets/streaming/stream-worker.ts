@@ -34,7 +34,8 @@ async function handle(request: StreamRequest): Promise<void> {
       return;
     }
     if (!session) throw new Error('no model is loaded');
-    if (request.kind === 'count') post({ kind: 'count', id: request.id, tokens: session.tokens(request.options) });
+    if (request.kind === 'check') post({ kind: 'checked', id: request.id, problem: session.check(request.options) });
+    else if (request.kind === 'count') post({ kind: 'count', id: request.id, tokens: session.tokens(request.options) });
     else if (request.kind === 'run') post({ kind: 'policies', id: request.id, report: session.runPolicies(request.options) });
     else if (request.kind === 'losses') post({ kind: 'losses', id: request.id, ...session.referenceLosses(request.options, request.from, request.to) });
     else if (request.kind === 'continuation') post({ kind: 'continuation', id: request.id, ...session.referenceContinuation(request.options) });

@@ -6,7 +6,7 @@
 // its caches are done. The parts, joined in order, are the reference `attn stream`
 // computes in one piece, bit for bit (the wasm test compares); the first worker's core
 // adds it to its report. On one core there is one worker, which does it all.
-import { compileStreamWasm, streamCoreUrl, type StreamModelFiles, type StreamModelInfo, type StreamOptions, type StreamReport } from '../../lib/stream-core';
+import { compileStreamWasm, streamCoreUrl, type StreamModelFiles, type StreamModelInfo, type StreamOptionProblem, type StreamOptions, type StreamReport } from '../../lib/stream-core';
 import type { StreamMessage, StreamRequest } from './stream-protocol';
 
 const maxWorkers = 4;
@@ -112,6 +112,11 @@ export class StreamWorkers {
     const answers = await Promise.all(this.workers.map((worker, k) =>
       worker.ask({ kind: 'load', coreUrl: streamCoreUrl, files, wasm }, 'loaded', k === last ? buffers : [])));
     return answers[0].info;
+  }
+
+  /** null when a run takes these options, else the option the core refuses and its words. */
+  async check(options: StreamOptions): Promise<StreamOptionProblem | null> {
+    return (await this.workers[0].ask({ kind: 'check', options }, 'checked')).problem;
   }
 
   /**

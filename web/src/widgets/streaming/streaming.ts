@@ -22,7 +22,7 @@
 import './streaming.css';
 import { el, formatNumber, labelled, numberInput, select, setStatus } from '../../lib/dom';
 import { markInvalid } from '../../lib/fields';
-import { checkpointFiles, fetchBytes, type PolicyName, type StreamModelFiles, type StreamModelInfo, type StreamReport } from '../../lib/stream-core';
+import { checkpointFiles, fetchBytes, type PolicyName, type StreamModelFiles, type StreamModelInfo, type StreamOptions, type StreamReport } from '../../lib/stream-core';
 import type { UrlState } from '../../lib/url-state';
 import { groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from '../shared/line-chart';
@@ -211,18 +211,31 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
     return true;
   };
 
+  // The inputs' own ranges (what the figure offers); how the sinks must sit in the window
+  // is the core's rule, which the workers check (coreProblem) before a run.
   const inputsValid = (): boolean => {
     const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
     const wOk = Number.isInteger(W) && W >= 2 && W <= 512;
-    const kOk = Number.isInteger(K) && K >= 0 && (!wOk || K < W);
+    const kOk = Number.isInteger(K) && K >= 0 && K <= 511;
     const nOk = Number.isInteger(N) && N >= 100 && N <= 20000;
     markInvalid([windowInput], !wOk);
     markInvalid([sinksInput], !kOk);
     markInvalid([lengthInput], !nOk);
     if (!wOk) setStatus(status, 'The window W is a whole number from 2 to 512.', 'error');
-    else if (!kOk) setStatus(status, `The sinks K are a whole number from 0 to ${W - 1}: they are kept inside the window.`, 'error');
+    else if (!kOk) setStatus(status, 'The sinks K are a whole number from 0 to 511.', 'error');
     else if (!nOk) setStatus(status, 'Decode a whole number of tokens from 100 to 20,000.', 'error');
     return wOk && kOk && nOk;
+  };
+
+  // The option the core refuses for this run, marked and shown in the core's words; the
+  // last figure stays. False when there is none.
+  const inputFor = { window: windowInput, sinks: sinksInput, length: lengthInput } as const;
+  const coreProblem = async (options: StreamOptions): Promise<boolean> => {
+    const problem = await workers.check(options);
+    if (!problem) return false;
+    if (problem.option !== 'generate') markInvalid([inputFor[problem.option]], true);
+    setStatus(status, `${problem.error}.`, 'error');
+    return true;
   };
 
   let again = false;  // the inputs changed while a run was going: run once more with them
@@ -243,6 +256,11 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
         return;
       }
       const W = windowInput.valueAsNumber, K = sinksInput.valueAsNumber, N = lengthInput.valueAsNumber;
+      const options = { text, window: W, sinks: K, length: N, generate: generateTokens };
+      if (await coreProblem(options)) {
+        markStale(false);  // the figure shown stays, as the settings it was drawn for
+        return;
+      }
       state.set({ model: modelPicker.value, w: W, k: K, n: N });
       setStatus(status, `Decoding up to ${groupDigits(N)} tokens under four policies…`);
       progress.value = 0;
@@ -250,7 +268,7 @@ export function mountStreaming(root: HTMLElement, { state }: { state: UrlState }
       stopButton.disabled = false;
       let shownDone = 0;
       try {
-        const result = await workers.run({ text, window: W, sinks: K, length: N, generate: generateTokens }, (policies) => show(policies),
+        const result = await workers.run(options, (policies) => show(policies),
           (done, total) => {
             shownDone = done;
             progress.max = total;
