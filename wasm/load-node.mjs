@@ -66,3 +66,7 @@ export function loadTraceViewer(dir = wasmDir) {
 export function loadFirstLayer(dir = wasmDir) {
   return loadModule('attention_first_layer', dir);
 }
+
+export function loadKernelChecks(dir = wasmDir) {
+  return loadModule('attention_kernel_checks', dir);
+}

@@ -89,11 +89,13 @@ function startFirstFigureEarly(): Plugin {
       order: 'post',
       handler: (html, context) => {
         const files = Object.keys(context.bundle ?? {});
-        const exercises = context.filename.endsWith('exercises.html');
-        const module = exercises ? 'attention_judge' : 'attention_first_layer';
+        // The exercises page and the GPU page preload their one module; the chapters start their first figure's.
+        const preloaded = context.filename.endsWith('exercises.html') ? 'attention_judge'
+          : context.filename.endsWith('gpu.html') ? 'attention_kernel_checks' : null;
+        const module = preloaded ?? 'attention_first_layer';
         const wasm = files.find((file) => new RegExp(`${module}[^/]*\\.wasm$`).test(file));
         if (!wasm) throw new Error(`start-first-figure-early: no ${module} wasm in the bundle of ${context.filename}`);
-        if (exercises)
+        if (preloaded)
           return html.replace('</head>', `  <link rel="preload" href="./${wasm}" as="fetch" type="application/wasm" crossorigin>\n</head>`);
         // Before the module script and the stylesheet, so that it runs as soon as it is parsed.
         const started = html.replace(/^ *<script type="module"/m, (tag) => earlyStartScript(wasm, firstScreenFiles) + tag);
@@ -194,7 +196,7 @@ function exerciseTexts(): Plugin {
   };
 }
 
-const pages = ['index', 'notebook', 'exercises'];
+const pages = ['index', 'notebook', 'exercises', 'gpu'];
 const repo = resolve(__dirname, '..');
 // The wasm core as built by the wasm preset (or another build folder for experiments).
 const wasmDir = process.env.ANATOMY_WASM_DIR ? resolve(process.env.ANATOMY_WASM_DIR) : resolve(repo, 'build/wasm/wasm');

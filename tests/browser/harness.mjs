@@ -119,6 +119,9 @@ export const chromiumArgs = [
   '--proxy-server=http://127.0.0.1:9',
 ];
 
+// WebGPU in headless Chromium: the software adapter (SwiftShader) on a localhost page.
+export const webgpuArgs = ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'];
+
 // ---- The static server ----
 
 export function distDir() {
@@ -222,7 +225,9 @@ export async function launchBrowser({ args = [] } = {}) {
   const { chromium } = webModule('playwright-core');
   // Without userDataDir Playwright gives Chromium a new temporary profile
   // (--user-data-dir=/tmp/playwright_chromiumdev_profile-*) and deletes it on close.
-  return chromium.launch({ executablePath: chromiumPath, headless: true, args: [...chromiumArgs, ...args] });
+  // WebGPU on SwiftShader (webgpuArgs) wants the GPU process that --disable-gpu turns off.
+  const base = args.includes('--enable-unsafe-webgpu') ? chromiumArgs.filter((arg) => arg !== '--disable-gpu') : chromiumArgs;
+  return chromium.launch({ executablePath: chromiumPath, headless: true, args: [...base, ...args] });
 }
 
 async function openSite({ root, args, cacheAssets } = {}) {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { loadCore, loadJudge, loadNotebook, loadTraceViewer, loadTrain, loadTrained } from '../../wasm/load-node.mjs';
+import { loadCore, loadJudge, loadKernelChecks, loadNotebook, loadTraceViewer, loadTrain, loadTrained } from '../../wasm/load-node.mjs';
 import { safetensorsHeader } from '../../web/src/lib/safetensors.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -80,6 +80,7 @@ const modules = {
   },
   // The judge's functions take strings (an exercise's name, its outputs as JSON).
   attention_judge: { load: loadJudge, options: {} },
+  attention_kernel_checks: { load: loadKernelChecks, options: { checkTileRecord: "Parameters<KernelChecks['checkTileRecord']>[1]" } },
 };
 // Modules the page's TypeScript does not call through options objects.
 const withoutOptions = {
@@ -95,6 +96,7 @@ import type { RawSession as RawTrainedSession, TrainedSession } from './trained-
 import type { TrainingOptions } from './train-core';
 import type { DiffOptions, SeedOptions, TraceViewerModule } from './trace-viewer-core';
 import type { Judge } from './judge-core';
+import type { KernelChecks } from './kernel-checks-core';
 `;
 
 /** Each expression's property names, and which of them are optional, as TypeScript's checker sees them. */
@@ -157,6 +159,11 @@ const results = {
   'attention_trace_viewer verify': { type: "ReturnType<TraceViewerModule['verify']>" },
   'attention_judge judgeCatalogue': { type: "ReturnType<Judge['judgeCatalogue']>[number]" },
   'attention_judge judgeCases': { type: "ReturnType<Judge['judgeCases']>" },
+  'attention_kernel_checks kernelCases': { type: "ReturnType<KernelChecks['kernelCases']>[number]" },
+  'attention_kernel_checks kernelInputs': { type: "ReturnType<KernelChecks['kernelInputs']>" },
+  'attention_kernel_checks checkKernelOutput': { type: "ReturnType<KernelChecks['checkKernelOutput']>[number]" },
+  'attention_kernel_checks checkTileRecord': { type: "ReturnType<KernelChecks['checkTileRecord']>[number]" },
+  'attention_kernel_checks tileCounts': { type: "ReturnType<KernelChecks['tileCounts']>" },
 };
 
 describe('one declared interface per wasm module', async () => {
@@ -238,5 +245,16 @@ async function resultRuns() {
   const catalogue = json(judge.judgeCatalogue());
   out['attention_judge judgeCatalogue'] = catalogue[0];
   out['attention_judge judgeCases'] = json(judge.judgeCases(catalogue[0].id));
+
+  const kernels = await loadKernelChecks();
+  const kernelCase = json(kernels.kernelCases())[0];
+  out['attention_kernel_checks kernelCases'] = kernelCase;
+  const inputs = kernels.kernelInputs(kernelCase.id);
+  out['attention_kernel_checks kernelInputs'] = inputs;
+  out['attention_kernel_checks checkKernelOutput'] = json(kernels.checkKernelOutput(kernelCase.id, 'zeros', new Float32Array(inputs.q.length), null))[0];
+  const counts = json(kernels.tileCounts(kernelCase.id, 4, 4));
+  out['attention_kernel_checks tileCounts'] = counts;
+  out['attention_kernel_checks checkTileRecord'] = json(kernels.checkTileRecord(kernelCase.id, { tile_q: 4, tile_k: 4, batch: 0, head: 0, row: 0 },
+    new Uint32Array(counts.rows * counts.cols), new Float32Array(counts.cols * 2)))[0];
   return out;
 }

@@ -3,9 +3,10 @@
 // TypeScript's own preprocessor, makes one arrow of a graph that must have
 //   - no circle, among files or among folders: a lazily loaded panel never imports from
 //     the door that loads it;
-//   - no arrow back up the layers: lib/ and source/ at the bottom, then widgets/shared/,
-//     then one folder per widget and exercises/ (neither importing another's files),
-//     then widgets/registry.ts, which gathers the widgets' entries, then pages/.
+//   - no arrow back up the layers: lib/ and source/ at the bottom, then gpu/ (the WebGPU
+//     kernels), then widgets/shared/, then one folder per widget and exercises/ (neither
+//     importing another's files), then widgets/registry.ts, which gathers the widgets'
+//     entries, then pages/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -45,7 +46,7 @@ export function importGraph(dir) {
       for (const to of files) if (pattern.test(to)) arrows.push([from, to]);
     }
     for (const specifier of specifiers.filter((s) => s.startsWith('.'))) {
-      if (/\.(css|svg|json|txt)(\?|$)/.test(specifier)) continue;
+      if (/\.(css|svg|json|txt|wgsl)(\?|$)/.test(specifier)) continue;
       const to = resolve(from, specifier, files);
       if (to === null) unresolved.push(`${from}: ${specifier}`);
       else arrows.push([from, to]);
@@ -57,11 +58,12 @@ export function importGraph(dir) {
 /** A file's layer: its rank, and its group (one per widget folder), which only its own files may import. */
 export function layerOf(file) {
   if (file.startsWith('lib/') || file.startsWith('source/')) return { rank: 0, group: 'base' };
-  if (file.startsWith('widgets/shared/')) return { rank: 1, group: 'widgets/shared' };
-  if (file === 'widgets/registry.ts') return { rank: 3, group: 'registry' };
-  if (file.startsWith('widgets/')) return { rank: 2, group: file.split('/').slice(0, 2).join('/') };
-  if (file.startsWith('exercises/')) return { rank: 2, group: 'exercises' };
-  if (file.startsWith('pages/')) return { rank: 4, group: 'pages' };
+  if (file.startsWith('gpu/')) return { rank: 1, group: 'gpu' };
+  if (file.startsWith('widgets/shared/')) return { rank: 2, group: 'widgets/shared' };
+  if (file === 'widgets/registry.ts') return { rank: 4, group: 'registry' };
+  if (file.startsWith('widgets/')) return { rank: 3, group: file.split('/').slice(0, 2).join('/') };
+  if (file.startsWith('exercises/')) return { rank: 3, group: 'exercises' };
+  if (file.startsWith('pages/')) return { rank: 5, group: 'pages' };
   return { rank: -1, group: file };
 }
 
@@ -69,7 +71,7 @@ export function layerOf(file) {
 export function arrowsAgainstTheLayers(arrows) {
   return arrows.filter(([from, to]) => {
     const a = layerOf(from), b = layerOf(to);
-    return b.rank > a.rank || (b.rank === a.rank && a.rank === 2 && a.group !== b.group);
+    return b.rank > a.rank || (b.rank === a.rank && a.rank === 3 && a.group !== b.group);
   }).map(([from, to]) => `${from} -> ${to}`);
 }
 
@@ -133,6 +135,7 @@ test('the checks find what they look for', () => {
   assert.equal(findCircle([['a/x.ts', 'b/y.ts'], ['b/y.ts', 'c/z.ts']]), null);
   assert.deepEqual(arrowsAgainstTheLayers([
     ['lib/judge-core.ts', 'exercises/report.ts'],
+    ['lib/core.ts', 'gpu/attention-gpu.ts'],
     ['lib/widget.ts', 'widgets/rope/entry.ts'],
     ['widgets/rope/rope.ts', 'widgets/explorer/explorer.ts'],
     ['widgets/shared/x.ts', 'widgets/rope/rope.ts'],
@@ -140,6 +143,7 @@ test('the checks find what they look for', () => {
     ['pages/inside.ts', 'widgets/registry.ts'],
   ]), [
     'lib/judge-core.ts -> exercises/report.ts',
+    'lib/core.ts -> gpu/attention-gpu.ts',
     'lib/widget.ts -> widgets/rope/entry.ts',
     'widgets/rope/rope.ts -> widgets/explorer/explorer.ts',
     'widgets/shared/x.ts -> widgets/rope/rope.ts',

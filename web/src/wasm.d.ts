@@ -10,6 +10,7 @@
 //   attention_trace_viewer the trace viewer's tools: the trace, the checkpoint export and attn diff,
 //                          wasm/bindings_trace.cpp and bindings_diff.cpp (lib/trace-viewer-core.ts)
 //   attention_judge        the exercise judge, wasm/bindings_judge.cpp (lib/judge-core.ts)
+//   attention_kernel_checks the WebGPU kernels' cases and checks, wasm/bindings_kernel_checks.cpp (lib/kernel-checks-core.ts)
 //   attention_first_layer  the chapters' first screen: one layer-0 head of the Shakespeare model,
 //                          wasm/bindings_first_layer.cpp (lib/first-layer-core.ts)
 declare module '@wasm/*.js' {

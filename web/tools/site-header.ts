@@ -20,6 +20,7 @@ const chapters: [string, string][] = [
   ['index.html', '1 · Inside attention'],
   ['notebook.html', '2 · The notebook chapter'],
   ['exercises.html', 'Exercises'],
+  ['gpu.html', 'Your GPU'],
   ['docs/readme.html', 'Docs'],
 ];
 

@@ -1,0 +1,118 @@
+// The checks of the page's WebGPU attention kernels (web/src/gpu/), written once in
+// the core (core/verify/kernel_cases.hpp): the page asks for the cases and their
+// inputs, runs the kernels on its device, and hands the outputs back here to be
+// compared with the core's reference. A module of its own, loaded only where the
+// kernels are checked.
+//
+//   kernelCases()                       -> [{id, what, shape: {B, Hq, Hkv, T, S, D}, mask, sinks, blind_row, decode}]
+//   kernelInputs(id)                    -> {q, k, v: Float32Array, sinks: Float32Array | null, ranges: Int32Array [T, 4]}
+//                                          or {error}
+//   checkKernelOutput(id, kernel, out, probs)
+//                                       out: Float32Array [B, Hq, T, D]; probs: Float32Array [B, Hq, T, S] or null
+//                                       -> [check records]
+//   checkTileRecord(id, {tile_q, tile_k, batch, head, row}, states, trace)
+//                                       states: Uint32Array [rows, cols]; trace: Float32Array [cols, 2]
+//                                       -> [check records]
+//   tileCounts(id, tile_q, tile_k)      -> {rows, cols, skipped, partial, full}: the core's tile rule
+// Every function that can fail returns {error} instead of throwing.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include "json_args.hpp"
+#include "verify/kernel_cases.hpp"
+
+namespace anatomy::wasm {
+namespace {
+
+// A copy of `values` as a new JavaScript typed array (a view into the wasm heap would
+// change under it when memory grows).
+template <typename T>
+emscripten::val js_copy(const char* type, const std::vector<T>& values) {
+    emscripten::val copy = emscripten::val::global(type).new_(values.size());
+    copy.call<void>("set", emscripten::val(emscripten::typed_memory_view(values.size(), values.data())));
+    return copy;
+}
+
+json records_json(const std::vector<CheckRecord>& records) {
+    json out = json::array();
+    for (const CheckRecord& r : records) out.push_back(check_to_json(r));
+    return out;
+}
+
+std::string kernel_cases_json() {
+    return json_or_error([] {
+        json cases = json::array();
+        for (const KernelCase& c : kernel_cases()) {
+            const KernelShape& s = c.shape;
+            cases.push_back({{"id", c.id},
+                             {"what", c.what},
+                             {"shape", {{"B", s.B}, {"Hq", s.Hq}, {"Hkv", s.Hkv}, {"T", s.T}, {"S", s.S}, {"D", s.D}}},
+                             {"mask", mask_kind_name(c.mask.kind)},
+                             {"sinks", c.sinks},
+                             {"blind_row", c.blind_row},
+                             {"decode", c.decode()}});
+        }
+        return cases;
+    });
+}
+
+emscripten::val kernel_inputs_js(const std::string& id) {
+    emscripten::val out = emscripten::val::object();
+    KernelInputs in;
+    try {
+        in = kernel_inputs(kernel_case(id));
+    } catch (const std::exception& e) {
+        out.set("error", std::string(e.what()));
+        return out;
+    }
+    out.set("q", js_copy("Float32Array", in.q));
+    out.set("k", js_copy("Float32Array", in.k));
+    out.set("v", js_copy("Float32Array", in.v));
+    out.set("sinks", in.sinks.empty() ? emscripten::val::null() : js_copy("Float32Array", in.sinks));
+    out.set("ranges", js_copy("Int32Array", in.ranges));
+    return out;
+}
+
+std::string check_kernel_output_js(const std::string& id, const std::string& kernel, const emscripten::val& out,
+                                   const emscripten::val& probs) {
+    return json_or_error([&] {
+        const std::vector<float> got = emscripten::convertJSArrayToNumberVector<float>(out);
+        if (probs.isNull() || probs.isUndefined()) return records_json(check_kernel_output(kernel_case(id), kernel, got, nullptr));
+        const std::vector<float> got_probs = emscripten::convertJSArrayToNumberVector<float>(probs);
+        return records_json(check_kernel_output(kernel_case(id), kernel, got, &got_probs));
+    });
+}
+
+const Options tile_record_options{"checkTileRecord", {"tile_q", "tile_k", "batch", "head", "row"}};
+
+std::string check_tile_record_js(const std::string& id, const emscripten::val& where_js, const emscripten::val& states,
+                                 const emscripten::val& trace) {
+    return json_or_error([&] {
+        const json where = options_from_js(where_js, tile_record_options);
+        return records_json(check_tile_record(
+            kernel_case(id), int_option(where, "tile_q", 0), int_option(where, "tile_k", 0), int_option(where, "batch", 0),
+            int_option(where, "head", 0), int_option(where, "row", 0),
+            emscripten::convertJSArrayToNumberVector<std::uint32_t>(states),
+            emscripten::convertJSArrayToNumberVector<float>(trace)));
+    });
+}
+
+std::string tile_counts_js(const std::string& id, int tile_q, int tile_k) {
+    return json_or_error([&] {
+        const TileCounts counts = classify_tiles(kernel_case(id).mask, tile_q, tile_k);
+        return json{{"rows", counts.rows}, {"cols", counts.cols}, {"skipped", counts.skipped},
+                    {"partial", counts.partial}, {"full", counts.full}};
+    });
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(anatomy_kernel_checks) {
+    emscripten::function("kernelCases", &kernel_cases_json);
+    emscripten::function("kernelInputs", &kernel_inputs_js);
+    emscripten::function("checkKernelOutput", &check_kernel_output_js);
+    emscripten::function("checkTileRecord", &check_tile_record_js);
+    emscripten::function("tileCounts", &tile_counts_js);
+}
+
+}  // namespace anatomy::wasm

@@ -1,0 +1,76 @@
+// The page's WebGPU kernels checked against the core: for every case the core names
+// (lib/kernel-checks-core.ts), each kernel version that takes its shape runs on the
+// device, and the core compares what came back with its reference; each flash run
+// also records one head's tiles and one row's running maximum and sum, which the core
+// holds to its tile rule and its softmax. The checks themselves are the core's: this
+// file only runs kernels and collects the core's records.
+import type { CheckRecord } from '../lib/core-types';
+import type { KernelCase, KernelChecks } from '../lib/kernel-checks-core';
+import { type KernelVersion, kernelVersions, runAttention, type SourceEdit } from './attention-gpu';
+import type { Gpu } from './gpu-device';
+
+export interface KernelCheckRow {
+  version: KernelVersion;
+  kernelCase: KernelCase;
+  record: CheckRecord;
+  /** The run's time on the device, or null when it did not run. */
+  ms: number | null;
+}
+
+export interface KernelCheckOptions {
+  versions?: readonly KernelVersion[];
+  /** Case ids; every case when absent. */
+  cases?: readonly string[];
+  /** Rewrites a kernel's source before it is compiled (the tests' broken kernels). */
+  edit?: SourceEdit;
+  /** Called with each row as it is known. */
+  onRow?: (row: KernelCheckRow) => void;
+}
+
+/** Does `version` take this case's shape? v2_decode takes one query (T = 1) only. */
+export function versionTakes(version: KernelVersion, kernelCase: KernelCase): boolean {
+  return version !== 'v2_decode' || kernelCase.decode;
+}
+
+/** Where a flash run's tile record is taken: the last head of the last sequence, a row two thirds down. */
+function recordPlace(kernelCase: KernelCase) {
+  const { B, Hq, T } = kernelCase.shape;
+  return { batch: B - 1, head: Hq - 1, row: Math.floor((2 * (T - 1)) / 3) };
+}
+
+/** A run that could not happen (a shape past the adapter's limits, a shader error): a failed record with the reason. */
+function notRun(kernelCase: KernelCase, version: KernelVersion, error: unknown): CheckRecord {
+  return {
+    id: kernelCase.id, name: 'runs', compares: `${version} on ${kernelCase.what}: ${error instanceof Error ? error.message : String(error)}`,
+    max_abs_error: Infinity, tolerance: 0, relation: '<=', passed: false,
+  };
+}
+
+export async function runKernelChecks(gpu: Gpu, checks: KernelChecks, options: KernelCheckOptions = {}): Promise<KernelCheckRow[]> {
+  const versions = options.versions ?? kernelVersions;
+  const cases = checks.kernelCases().filter((c) => !options.cases || options.cases.includes(c.id));
+  const rows: KernelCheckRow[] = [];
+  const add = (row: KernelCheckRow) => {
+    rows.push(row);
+    options.onRow?.(row);
+  };
+  for (const kernelCase of cases) {
+    const inputs = checks.kernelInputs(kernelCase.id);
+    for (const version of versions.filter((v) => versionTakes(v, kernelCase))) {
+      const place = version === 'v1_flash' && kernelCase.blind_row < 0 ? recordPlace(kernelCase) : undefined;
+      let run;
+      try {
+        run = await runAttention(gpu, version, kernelCase.shape, inputs, { record: place, edit: options.edit });
+      } catch (error) {
+        add({ version, kernelCase, record: notRun(kernelCase, version, error), ms: null });
+        continue;
+      }
+      const records = checks.checkKernelOutput(kernelCase.id, version, run.out, run.probs);
+      if (place && run.record)
+        records.push(...checks.checkTileRecord(kernelCase.id, { tile_q: run.tiles.rows, tile_k: run.tiles.keys, ...place },
+          run.record.states, run.record.trace));
+      for (const record of records) add({ version, kernelCase, record, ms: run.ms });
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,121 @@
+// v1 flash: FlashAttention's loop (Dao et al., 2022), the T x S score matrix never
+// written. A workgroup owns a tile of BR query rows of one head (b, h), one invocation
+// per row. It walks the keys in tiles of BC: the invocations load the tile's K and V
+// rows into workgroup memory together, then each scores its row against them and
+// folds the tile into its running maximum m, sum l and unnormalised output acc:
+//   m_new = max(m, max_j s_j);  l = l e^(m - m_new) + sum_j e^(s_j - m_new)
+//   acc   = acc e^(m - m_new) + sum_j e^(s_j - m_new) v_j
+// and at the end out = acc / l, after folding in the sink's logit, if any. A tile
+// that no row of the workgroup may see (the core's tile rule, from the rows' ranges)
+// is skipped whole: its keys are never loaded.
+// Constants set by the host when it builds the pipeline: BR rows per workgroup, BC keys
+// per tile, DH the head size, RECORD whether the tile record is written. With RECORD
+// false its code is compiled out: the record costs nothing when off.
+// Workgroup memory: 2 x BC x DH x 4 bytes (the host fits BC to the adapter's limit).
+// Measured speed: docs/gpu.md (`node web/bench/webgpu-attention.mjs`).
+
+@group(0) @binding(0) var<uniform> shape: Shape;
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> sinks: array<f32>;
+@group(0) @binding(5) var<storage, read> ranges: array<vec4<i32>>;
+@group(0) @binding(6) var<storage, read_write> out: array<f32>;
+// The tile record, for head (record_batch, record_head): per tile of (query tile,
+// key tile) 1 computed or 2 skipped (0: never reached); for query row record_row,
+// the running (m, l) after each key tile.
+@group(0) @binding(7) var<storage, read_write> tile_states: array<u32>;
+@group(0) @binding(8) var<storage, read_write> row_trace: array<vec2<f32>>;
+
+var<workgroup> k_tile: array<f32, BC * DH>;
+var<workgroup> v_tile: array<f32, BC * DH>;
+var<workgroup> row_sees: array<u32, BR>;
+var<workgroup> tile_seen: u32;
+
+@compute @workgroup_size(BR)
+fn flash(@builtin(workgroup_id) group_id: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+  let h = group_id.y;
+  let b = group_id.z;
+  let t = group_id.x * BR + lane;
+  let owns_row = t < shape.T;   // the last tile may hang past T: those invocations only help load
+  let kv_base = (b * shape.Hkv + h / shape.group) * shape.S * DH;
+  let row = (b * shape.Hq + h) * shape.T + t;
+  var my_ranges = vec4<i32>(0, 0, 0, 0);
+  var q_row: array<f32, DH>;
+  var acc: array<f32, DH>;
+  if (owns_row) {
+    my_ranges = ranges[t];
+    for (var d = 0u; d < DH; d++) { q_row[d] = q[row * DH + d] * shape.scale; }
+  }
+  for (var d = 0u; d < DH; d++) { acc[d] = 0.0; }
+  var m = lowest;
+  var l = 0.0;
+  var p: array<f32, BC>;
+  let recording = RECORD && b == shape.record_batch && h == shape.record_head;
+
+  let key_tiles = (shape.S + BC - 1u) / BC;
+  for (var tile = 0u; tile < key_tiles; tile++) {
+    let first = tile * BC;
+    let last = min(shape.S, first + BC);
+    // Does any row of the workgroup see a key of this tile?
+    row_sees[lane] = select(0u, 1u, owns_row && sees_any(my_ranges, first, last));
+    workgroupBarrier();
+    if (lane == 0u) {
+      var seen = 0u;
+      for (var i = 0u; i < BR; i++) { seen = seen | row_sees[i]; }
+      tile_seen = seen;
+    }
+    let seen = workgroupUniformLoad(&tile_seen);
+    if (RECORD && recording && lane == 0u) {
+      tile_states[group_id.x * shape.tile_cols + tile] = select(2u, 1u, seen == 1u);
+    }
+    if (seen == 1u) {
+      // Load the tile's keys and values, the workgroup's invocations side by side.
+      for (var i = lane; i < BC * DH; i += BR) {
+        let key = first + i / DH;
+        let at = kv_base + key * DH + i % DH;
+        k_tile[i] = select(0.0, k[min(at, arrayLength(&k) - 1u)], key < last);
+        v_tile[i] = select(0.0, v[min(at, arrayLength(&v) - 1u)], key < last);
+      }
+      workgroupBarrier();
+      if (owns_row) {
+        var tile_max = lowest;
+        for (var j = 0u; j < BC; j++) {
+          p[j] = lowest;
+          let key = first + j;
+          if (key < last && sees(my_ranges, key)) {
+            var dot = 0.0;
+            for (var d = 0u; d < DH; d++) { dot += q_row[d] * k_tile[j * DH + d]; }
+            p[j] = dot;
+            tile_max = max(tile_max, dot);
+          }
+        }
+        if (tile_max > lowest) {
+          let m_new = max(m, tile_max);
+          let rescale = exp(m - m_new);
+          l = l * rescale;
+          for (var d = 0u; d < DH; d++) { acc[d] = acc[d] * rescale; }
+          for (var j = 0u; j < BC; j++) {
+            let e = exp(p[j] - m_new);   // exactly 0 for a hidden key
+            l += e;
+            for (var d = 0u; d < DH; d++) { acc[d] += e * v_tile[j * DH + d]; }
+          }
+          m = m_new;
+        }
+      }
+      workgroupBarrier();
+    }
+    if (RECORD && recording && owns_row && t == shape.record_row) { row_trace[tile] = vec2<f32>(m, l); }
+  }
+
+  if (!owns_row) { return; }
+  if (shape.has_sinks == 1u) {
+    let sink = sinks[h];
+    let m_new = max(m, sink);
+    let rescale = exp(m - m_new);
+    l = l * rescale + exp(sink - m_new);
+    for (var d = 0u; d < DH; d++) { acc[d] = acc[d] * rescale; }
+  }
+  let inverse = select(0.0, 1.0 / l, l > 0.0);
+  for (var d = 0u; d < DH; d++) { out[row * DH + d] = acc[d] * inverse; }
+}

@@ -1,0 +1,84 @@
+// The checks of the page's WebGPU kernels, written once in the core
+// (core/verify/kernel_cases.hpp, wasm/bindings_kernel_checks.cpp): the cases, their
+// inputs, and the comparison of what a kernel returned with the core's reference. A
+// wasm module of its own, loaded only where the kernels are checked.
+import createKernelChecks from '@wasm/attention_kernel_checks.js';
+import wasmUrl from '@wasm/attention_kernel_checks.wasm?url';
+import { CoreError } from './core';
+import type { CheckRecord } from './core-types';
+import { moduleLoader } from './wasm-compile';
+import { unwrapResult } from './wasm-result';
+
+export interface KernelCase {
+  id: string;
+  what: string;
+  shape: { B: number; Hq: number; Hkv: number; T: number; S: number; D: number };
+  /** core/masks.hpp's kind: causal, sliding_window, sink_window, prefix_lm, document, chunked or full. */
+  mask: string;
+  /** A learned sink logit per query head. */
+  sinks: boolean;
+  /** A query row that sees no key, or -1. */
+  blind_row: number;
+  /** T = 1: one new query over a cache. */
+  decode: boolean;
+}
+
+export interface KernelInputs {
+  q: Float32Array;
+  k: Float32Array;
+  v: Float32Array;
+  sinks: Float32Array | null;
+  /** [T, 4]: each query row's visible keys, two half-open ranges. */
+  ranges: Int32Array;
+}
+
+/** Where a flash kernel's tile record was taken. */
+export interface TileRecordPlace {
+  tile_q: number;
+  tile_k: number;
+  batch: number;
+  head: number;
+  row: number;
+}
+
+export interface TileCounts {
+  rows: number;
+  cols: number;
+  skipped: number;
+  partial: number;
+  full: number;
+}
+
+export interface KernelChecks {
+  kernelCases(): KernelCase[];
+  kernelInputs(id: string): KernelInputs;
+  checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): CheckRecord[];
+  checkTileRecord(id: string, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): CheckRecord[];
+  tileCounts(id: string, tileQ: number, tileK: number): TileCounts;
+}
+
+export type RawKernelChecks = {
+  kernelCases(): string;
+  kernelInputs(id: string): KernelInputs | { error: string };
+  checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): string;
+  checkTileRecord(id: string, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): string;
+  tileCounts(id: string, tileQ: number, tileK: number): string;
+};
+
+const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
+
+/** Loads the module the first time; later calls share it. */
+export const loadKernelChecks = moduleLoader(createKernelChecks, wasmUrl, (module): KernelChecks => {
+  const raw = module as RawKernelChecks;
+  return {
+    kernelCases: () => unwrap(raw.kernelCases()),
+    kernelInputs: (id) => {
+      const inputs = raw.kernelInputs(id);
+      if ('error' in inputs) throw new CoreError(inputs.error);
+      return inputs;
+    },
+    checkKernelOutput: (id, kernel, out, probs) => unwrap(raw.checkKernelOutput(id, kernel, out, probs)),
+    checkTileRecord: (id, place, states, trace) => unwrap(raw.checkTileRecord(id, place, states, trace)),
+    tileCounts: (id, tileQ, tileK) => unwrap(raw.tileCounts(id, tileQ, tileK)),
+  };
+});

@@ -1,0 +1,57 @@
+// The GPU page: asks the browser for a WebGPU device, names it, and runs the WebGPU
+// kernels' checks on it (gpu/kernel-checks.ts), each check a row of the table as the
+// core returns it. Without a device the page says so in one sentence.
+// From the console (or a test): window.attentionAnatomyGpu.check(options) runs the checks
+// again, with kernel-checks.ts's options; .problem(version, shape) says why a shape would
+// not run on this adapter (null when it would).
+import '../styles/main.css';
+import { el, setStatus } from '../lib/dom';
+import { loadKernelChecks } from '../lib/kernel-checks-core';
+import { describeAdapter, openGpu } from '../gpu/gpu-device';
+import { type AttentionShape, type KernelVersion, shapeProblem } from '../gpu/attention-gpu';
+import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks } from '../gpu/kernel-checks';
+
+const adapterLine = document.querySelector<HTMLElement>('#gpu-adapter')!;
+const summary = document.querySelector<HTMLElement>('#gpu-summary')!;
+const body = document.querySelector<HTMLTableSectionElement>('#gpu-checks tbody')!;
+
+const number = (x: number | null) => (x === null ? 'inf' : Number.isFinite(x) ? x.toExponential(3) : String(x));
+
+function rowOf({ version, kernelCase, record }: KernelCheckRow): HTMLElement {
+  return el('tr', { class: record.passed ? 'pass' : 'fail', title: record.compares },
+    el('td', {}, version), el('td', {}, kernelCase.id), el('td', {}, record.name),
+    el('td', { class: 'num' }, number(record.max_abs_error)),
+    el('td', { class: 'num' }, `${record.relation} ${number(record.tolerance)}`),
+    el('td', {}, record.passed ? 'PASS' : 'FAIL'));
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const [opened, checks] = await Promise.all([openGpu(), loadKernelChecks()]);
+  if ('unavailable' in opened) {
+    setStatus(adapterLine, `${opened.unavailable} The kernels need a browser with WebGPU and a GPU it grants (recent Chrome or Edge; Safari and Firefox behind a setting).`);
+    adapterLine.dataset.adapter = 'none';
+    return;
+  }
+  const { gpu } = opened;
+  adapterLine.dataset.adapter = `${gpu.adapter.vendor} ${gpu.adapter.architecture}`;
+  setStatus(adapterLine, `Running on ${describeAdapter(gpu.adapter)}.`);
+  const check = async (options: KernelCheckOptions = {}) => {
+    body.replaceChildren();
+    summary.textContent = 'Checking…';
+    const rows = await runKernelChecks(gpu, checks, { ...options, onRow: (row) => { body.append(rowOf(row)); options.onRow?.(row); } });
+    const failed = rows.filter((r) => !r.record.passed).length;
+    summary.textContent = failed === 0
+      ? `All ${rows.length} checks passed, ${((performance.now() - started) / 1000).toFixed(1)} s after the page opened.`
+      : `${failed} of ${rows.length} checks FAILED: this adapter does not compute these kernels as the core does.`;
+    summary.dataset.failed = String(failed);
+    return rows;
+  };
+  const problem = (version: KernelVersion, shape: AttentionShape) => shapeProblem(gpu, version, shape);
+  (window as unknown as { attentionAnatomyGpu: unknown }).attentionAnatomyGpu = { gpu, check, problem };
+  await check();
+}
+
+main().catch((error: unknown) => {
+  setStatus(adapterLine, `The checks stopped: ${error instanceof Error ? error.message : String(error)}`, 'error');
+});
