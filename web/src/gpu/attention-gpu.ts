@@ -131,7 +131,7 @@ export function shapeProblem(gpu: Gpu, version: KernelVersion, shape: AttentionS
   if (version === 'v2_decode') buffers.push(['the chunks\' partial outputs', B * Hq * decodeSplits(S) * D * 4]);
   for (const [what, bytes] of buffers)
     if (bytes > largest) return `${version} needs ${mib(bytes)} for ${what}; this adapter's largest storage buffer is ${mib(largest)}: choose a smaller shape`;
-  if (B * Hq * T * Math.max(S, D) >= 2 ** 32) return 'the shape has 2^32 cells or more, past the kernels\' 32-bit indices';
+  if (version === 'v0_eager' && B * Hq * T * S >= 2 ** 32) return 'v0_eager\'s score matrix would have 2^32 cells or more, past its 32-bit indices';
   const most = limits.maxComputeWorkgroupsPerDimension;
   const dispatches: [string, number][] = version === 'v1_flash'
     ? [['query tiles', Math.ceil(T / tiles.rows)], ['heads', Hq], ['sequences', B]]

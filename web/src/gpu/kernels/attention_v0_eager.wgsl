@@ -6,7 +6,7 @@
 //   4. out     = probs @ v             one invocation per output element
 // No tiling: every invocation reads global memory. It is the kernel the others are
 // checked beside, and the one that writes the probabilities.
-// Measured speed: docs/gpu.md (`node web/bench/webgpu-attention.mjs`).
+// Measured speed: not yet measured on any adapter (docs/gpu.md).
 
 @group(0) @binding(0) var<uniform> shape: Shape;
 @group(0) @binding(1) var<storage, read> q: array<f32>;

@@ -12,7 +12,7 @@
 // per tile, DH the head size, RECORD whether the tile record is written. With RECORD
 // false its code is compiled out: the record costs nothing when off.
 // Workgroup memory: 2 x BC x DH x 4 bytes (the host fits BC to the adapter's limit).
-// Measured speed: docs/gpu.md (`node web/bench/webgpu-attention.mjs`).
+// Measured speed: not yet measured on any adapter (docs/gpu.md).
 
 @group(0) @binding(0) var<uniform> shape: Shape;
 @group(0) @binding(1) var<storage, read> q: array<f32>;

@@ -10,7 +10,7 @@
 // Key tiles that the query may not see (the core's ranges) are skipped.
 // Constants set by the host: BC keys per tile, DH the head size, GROUP_SIZE the
 // workgroup's invocations (at least the group, Hq / Hkv).
-// Measured speed: docs/gpu.md (`node web/bench/webgpu-attention.mjs`).
+// Measured speed: not yet measured on any adapter (docs/gpu.md).
 
 @group(0) @binding(0) var<uniform> shape: Shape;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
