@@ -14,11 +14,23 @@
 //                                       states: Uint32Array [rows, cols]; trace: Float32Array [cols, 2]
 //                                       -> [check records]
 //   tileCounts(id, tile_q, tile_k)      -> {rows, cols, skipped, partial, full}: the core's tile rule
+//
+// The check suite attn verify runs (core/verify/check_suite.hpp) on the tiny model with
+// its attention on the device, by replay (core/verify/device_attention_backend.hpp):
+//   const suite = new DeviceSuite({sinks})   the tiny model (seed 1), or with learned sinks (seed 2)
+//   suite.run()                          -> {complete, requests, checks}: a round of the suite;
+//                                           checks once complete, else the attentions it asks for
+//   suite.request(i)                     -> {key, shape, q, k, v, sinks, ranges}: the i-th of them
+//   suite.answer(key, out, probs)        -> {} once the device's answer is taken (probs may be null)
+//   suite.delete()
 // Every function that can fail returns {error} instead of throwing.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include "json_args.hpp"
+#include "model/token_batch.hpp"
+#include "verify/check_suite.hpp"
+#include "verify/device_attention_backend.hpp"
 #include "verify/kernel_cases.hpp"
 
 namespace anatomy::wasm {
@@ -105,9 +117,77 @@ std::string tile_counts_js(const std::string& id, int tile_q, int tile_k) {
     });
 }
 
+const Options device_suite_option_names{"DeviceSuite", {"sinks"}};
+
+ModelConfig suite_config(bool sinks) {
+    ModelConfig config = tiny_config();
+    config.attention_sinks = sinks;
+    return config;
+}
+
+class DeviceSuite {
+public:
+    explicit DeviceSuite(const emscripten::val& options_js)
+        : sinks_(bool_option(options_from_js(options_js, device_suite_option_names), "sinks", false)),
+          model_(random_model(suite_config(sinks_), sinks_ ? 2 : default_seed)),
+          backend_(model_) {}
+
+    std::string run() {
+        return json_or_error([&] {
+            backend_.begin_round();
+            // attn verify's tokens: 1..6 and a shifted second sequence.
+            const std::vector<CheckRecord> checks =
+                run_check_suite(backend_, make_batch({1, 2, 3, 4, 5, 6}, 2, model_.config.vocab_size), device_suite_options());
+            json out = {{"complete", backend_.complete()}, {"requests", backend_.requests().size()}};
+            out["checks"] = backend_.complete() ? records_json(checks) : json::array();
+            return out;
+        });
+    }
+
+    emscripten::val request(int i) const {
+        emscripten::val out = emscripten::val::object();
+        if (i < 0 || std::size_t(i) >= backend_.requests().size()) {
+            out.set("error", "no request " + std::to_string(i) + " in this round");
+            return out;
+        }
+        const AttentionRequest& r = backend_.requests()[std::size_t(i)];
+        emscripten::val shape = emscripten::val::object();
+        for (const auto& [name, value] : {std::pair{"B", r.shape.B}, {"Hq", r.shape.Hq}, {"Hkv", r.shape.Hkv},
+                                          {"T", r.shape.T}, {"S", r.shape.S}, {"D", r.shape.D}})
+            shape.set(name, double(value));
+        out.set("key", r.key);
+        out.set("shape", shape);
+        out.set("q", js_copy("Float32Array", r.q));
+        out.set("k", js_copy("Float32Array", r.k));
+        out.set("v", js_copy("Float32Array", r.v));
+        out.set("sinks", r.sinks.empty() ? emscripten::val::null() : js_copy("Float32Array", r.sinks));
+        out.set("ranges", js_copy("Int32Array", r.ranges));
+        return out;
+    }
+
+    std::string answer(const std::string& key, const emscripten::val& out, const emscripten::val& probs) {
+        return json_or_error([&] {
+            backend_.answer(key, emscripten::convertJSArrayToNumberVector<float>(out),
+                            probs.isNull() || probs.isUndefined() ? std::vector<float>{}
+                                                                  : emscripten::convertJSArrayToNumberVector<float>(probs));
+            return json::object();
+        });
+    }
+
+private:
+    bool sinks_;
+    Model<float> model_;
+    DeviceAttentionBackend backend_;
+};
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(anatomy_kernel_checks) {
+    emscripten::class_<DeviceSuite>("DeviceSuite")
+        .constructor<const emscripten::val&>()
+        .function("run", &DeviceSuite::run)
+        .function("request", &DeviceSuite::request)
+        .function("answer", &DeviceSuite::answer);
     emscripten::function("kernelCases", &kernel_cases_json);
     emscripten::function("kernelInputs", &kernel_inputs_js);
     emscripten::function("checkKernelOutput", &check_kernel_output_js);

@@ -11,6 +11,7 @@
 //     -> RMSNorm -> SwiGLU -> + residual
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,22 @@ namespace anatomy {
 //   grouped:     query head h reads KV head h / group in place (what the model runs)
 //   repeated_kv: K and V are first copied to one head per query head (the reference)
 enum class AttentionPath { grouped, repeated_kv };
+
+// Attention computed outside the decoder block, by a backend whose attention runs on
+// another device (core/verify/device_attention_backend.hpp): the block hands over the
+// queries after RoPE and the cache's keys and values, causal over the cache, with the
+// layer's sink logits when the model has them, and takes back the probabilities and
+// the heads' outputs.
+//   q: [B, Hq, T, dh], k, v: [B, Hkv, S, dh], sinks: [Hq] or null
+//   -> probs [B, Hq, T, S] (empty where the device writes none), heads [B, Hq, T, dh]
+template <typename Real>
+struct AttentionResult {
+    Tensor4<Real> probs, heads;
+};
+template <typename Real>
+using ExternalAttention =
+    std::function<AttentionResult<Real>(const Tensor4<Real>& q, const Tensor4<Real>& k, const Tensor4<Real>& v,
+                                        const Vector<Real>* sinks)>;
 
 // Everything one decoder layer computed for the T new tokens (S = history + T).
 template <typename Real>
@@ -67,11 +84,13 @@ Tensor3<Real> project(const Tensor3<Real>& x, const Matrix<Real>& w, const Paral
 // Weights: LayerWeights<Real> ([in, out] matrices) or PretrainedLayer ([out, in] views);
 // `parallel` splits a view projection's rows (ignored for matrices).
 // CacheLayer: append(k_rope, v) with [B, Hkv, T, dh] each, then keys() and values(),
-// every cached row as [B, Hkv, S, dh].
+// every cached row as [B, Hkv, S, dh]. `external`, when given, computes the attention
+// in place of `path`.
 template <typename Real, typename Weights, typename CacheLayer>
 Tensor3<Real> decoder_layer(const ModelConfig& c, const Weights& w, const ParallelFor& parallel,
                             const Tensor3<Real>& x, const std::vector<std::int64_t>& positions, CacheLayer& cache,
-                            AttentionPath path, LayerCapture<Real>* capture) {
+                            AttentionPath path, LayerCapture<Real>* capture,
+                            const ExternalAttention<Real>* external = nullptr) {
     const auto note = [&](const char* name, const auto& tensor) {
         if (capture) capture->shapes.push_back({name, {tensor.shape().begin(), tensor.shape().end()}});
     };
@@ -105,7 +124,11 @@ Tensor3<Real> decoder_layer(const ModelConfig& c, const Weights& w, const Parall
         return c.attention_sinks ? softmax_rows_with_sinks_fast(masked, w.sinks) : softmax_rows_fast(masked);
     };
     Tensor4<Real> scores, probs, heads;
-    if (path == AttentionPath::grouped) {
+    if (external) {
+        AttentionResult<Real> done = (*external)(q_rope, k_cache, v_cache, c.attention_sinks ? &w.sinks : nullptr);
+        probs = std::move(done.probs);                                  // [B, Hq, T, S]
+        heads = std::move(done.heads);                                  // [B, Hq, T, dh]
+    } else if (path == AttentionPath::grouped) {
         scores = attention_scores_fast(q_rope, k_cache);                // [B, Hq, T, S]
         probs = softmax(apply_mask_fast(scores, causal_mask(T, S)));    // [B, Hq, T, S]
         heads = weighted_values_fast(probs, v_cache);                   // [B, Hq, T, dh]

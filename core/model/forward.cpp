@@ -27,7 +27,7 @@ struct TensorCacheLayer {
 
 template <typename Real>
 Tensor3<Real> forward(const Model<Real>& model, KVCache<Real>& cache, const TokenIds& tokens, AttentionPath path,
-                      ForwardCapture<Real>* capture) {
+                      ForwardCapture<Real>* capture, const ExternalAttention<Real>* external) {
     const ModelConfig& c = model.config;
     const std::size_t B = tokens.shape(0), T = tokens.shape(1);
     if (B == 0 || T == 0) throw InputError("forward: at least one token per sequence is required");
@@ -51,7 +51,7 @@ Tensor3<Real> forward(const Model<Real>& model, KVCache<Real>& cache, const Toke
     for (int l = 0; l < c.n_layers; ++l) {
         TensorCacheLayer<Real> layer_cache{cache.keys[l], cache.values[l]};
         x = decoder_layer(c, model.weights.layers[l], ParallelFor{}, x, positions, layer_cache, path,
-                          capture ? &capture->layers[l] : nullptr);
+                          capture ? &capture->layers[l] : nullptr, external);
     }
     cache.position += std::int64_t(T);
     // [/anatomy:forward_layers]
@@ -106,8 +106,10 @@ Tensor3<Real> last_position_logits(const Model<Real>& model, const TokenIds& tok
 
 template Tensor3<float> last_position_logits(const Model<float>&, const TokenIds&);
 template Tensor3<double> last_position_logits(const Model<double>&, const TokenIds&);
-template Tensor3<float> forward(const Model<float>&, KVCache<float>&, const TokenIds&, AttentionPath, ForwardCapture<float>*);
-template Tensor3<double> forward(const Model<double>&, KVCache<double>&, const TokenIds&, AttentionPath, ForwardCapture<double>*);
+template Tensor3<float> forward(const Model<float>&, KVCache<float>&, const TokenIds&, AttentionPath, ForwardCapture<float>*,
+                                 const ExternalAttention<float>*);
+template Tensor3<double> forward(const Model<double>&, KVCache<double>&, const TokenIds&, AttentionPath, ForwardCapture<double>*,
+                                  const ExternalAttention<double>*);
 template Tensor3<float> full_forward(const Model<float>&, const TokenIds&, AttentionPath, ForwardCapture<float>*);
 template Tensor3<double> full_forward(const Model<double>&, const TokenIds&, AttentionPath, ForwardCapture<double>*);
 

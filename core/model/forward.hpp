@@ -23,10 +23,12 @@ struct ForwardCapture {
 //   tokens: [B, T]  ->  logits: [B, T, V]
 // Throws InputError (leaving the cache untouched) for an id outside the
 // vocabulary, an empty token list or a batch size that differs from the cache's.
-// When `capture` is given it receives every intermediate of the pass.
+// When `capture` is given it receives every intermediate of the pass. `external`, when
+// given, computes every layer's attention (decoder_layer.hpp).
 template <typename Real>
 Tensor3<Real> forward(const Model<Real>& model, KVCache<Real>& cache, const TokenIds& tokens,
-                      AttentionPath path = AttentionPath::grouped, ForwardCapture<Real>* capture = nullptr);
+                      AttentionPath path = AttentionPath::grouped, ForwardCapture<Real>* capture = nullptr,
+                      const ExternalAttention<Real>* external = nullptr);
 
 // One pass over a whole sequence from an empty cache.   tokens: [B, T]  ->  [B, T, V]
 template <typename Real>

@@ -5,9 +5,12 @@
 //              passes: outputs and probabilities against the core's fp64 reference, hidden
 //              cells exactly 0, the flash kernel's tile record against the core's tile rule
 //              and softmax for every mask kind; the log prints each check's error and tolerance
+//   suite      attn verify's checks on the tiny model (with and without sinks) with its
+//              attention on the device, in L + 1 rounds
 //   broken     three broken kernels, built from the page's own sources, each fail the check
 //              named for what they break: a key tile one key short (v1), a mask that admits
-//              the next key (v0), a decode merge that forgets to rescale its chunks (v2)
+//              the next key (v0; and then attn verify's d and e3), a decode merge that
+//              forgets to rescale its chunks (v2)
 //   limits     a shape past the adapter's limits gets a sentence before anything is dispatched
 //   no adapter a Chromium that grants none: the page says so in one sentence, no console error
 //
@@ -21,7 +24,7 @@ import { assertNoProblems, openPage, startSite, webgpuArgs } from './harness.mjs
 
 const done = (page) => page.waitForFunction(() => {
   const adapter = document.querySelector('#gpu-adapter');
-  return adapter?.dataset.adapter === 'none' || /passed|FAILED/.test(document.querySelector('#gpu-summary')?.textContent ?? '') ||
+  return adapter?.dataset.adapter === 'none' || /passed|FAILED/.test(document.querySelector('#gpu-suite-summary')?.textContent ?? '') ||
     /stopped/.test(adapter?.textContent ?? '');
 }, null, { timeout: 240_000 });
 
@@ -79,6 +82,35 @@ describe('the WebGPU kernels, checked by the core', () => {
     assert.ok(rows.some((r) => r[0] === 'v0_eager' && r[2] === 'hidden_cells_zero'));
     assert.ok(rows.length >= 100, `${rows.length} checks`);
     assertNoProblems(problems, 'gpu.html on SwiftShader');
+  });
+
+  test('attn verify\'s checks pass on the tiny model with its attention on the device, in L + 1 rounds', async (t) => {
+    if (needsAdapter(t)) return;
+    const { page } = opened;
+    const rows = await page.$$eval('#gpu-suite tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    for (const [model, id, check, error, tolerance, result] of rows)
+      console.log(`${model.padEnd(12)} ${id.padEnd(3)} ${check.padEnd(30)} ${error.padStart(10)} ${tolerance.padStart(12)}  ${result}`);
+    const summary = await page.textContent('#gpu-suite-summary');
+    console.log(summary);
+    assert.deepEqual(rows.filter((r) => r[0] === 'tiny').map((r) => r[1]), ['a', 'b', 'd', 'e1', 'e2', 'e3', 'f2', 'g', 'h2']);
+    assert.deepEqual(rows.filter((r) => r[0] === 'tiny, sinks').map((r) => r[1]), ['a', 'b', 'd', 'e1', 'e2', 'e3', 'f2', 'g', 'h2']);
+    assert.deepEqual(rows.filter((r) => r[5] !== 'PASS').map((r) => r.join(' ')), []);
+    assert.match(summary, /^All 18 checks passed, in 3 and 3 rounds, on \d+ attentions computed on the GPU\.$/);
+  });
+
+  test('with a mask that admits the next key, attn verify\'s checks d and e3 fail on the device', async (t) => {
+    if (needsAdapter(t)) return;
+    const results = await opened.page.evaluate(async () => {
+      const edit = (source, version) => (version === 'v0_eager' ? source.replace('key < ranges.y', 'key <= ranges.y') : source);
+      const runs = await window.attentionAnatomyGpu.suite({ edit });
+      return runs.map((r) => r.checks.filter((c) => !c.passed).map((c) => c.id));
+    });
+    console.log('attn verify with the leaking mask, failing:', JSON.stringify(results));
+    assert.equal(results.length, 2);
+    for (const failing of results) {
+      assert.ok(failing.includes('d'), JSON.stringify(failing));
+      assert.ok(failing.includes('e3'), JSON.stringify(failing));
+    }
   });
 
   test('a key tile one key short fails v1_flash\'s output check', async (t) => {

@@ -80,7 +80,10 @@ const modules = {
   },
   // The judge's functions take strings (an exercise's name, its outputs as JSON).
   attention_judge: { load: loadJudge, options: {} },
-  attention_kernel_checks: { load: loadKernelChecks, options: { checkTileRecord: "Parameters<KernelChecks['checkTileRecord']>[1]" } },
+  attention_kernel_checks: {
+    load: loadKernelChecks,
+    options: { checkTileRecord: "Parameters<KernelChecks['checkTileRecord']>[1]", DeviceSuite: "Parameters<KernelChecks['deviceSuite']>[0]" },
+  },
 };
 // Modules the page's TypeScript does not call through options objects.
 const withoutOptions = {
@@ -96,7 +99,7 @@ import type { RawSession as RawTrainedSession, TrainedSession } from './trained-
 import type { TrainingOptions } from './train-core';
 import type { DiffOptions, SeedOptions, TraceViewerModule } from './trace-viewer-core';
 import type { Judge } from './judge-core';
-import type { KernelChecks } from './kernel-checks-core';
+import type { KernelChecks, SuiteRound } from './kernel-checks-core';
 `;
 
 /** Each expression's property names, and which of them are optional, as TypeScript's checker sees them. */
@@ -164,6 +167,7 @@ const results = {
   'attention_kernel_checks checkKernelOutput': { type: "ReturnType<KernelChecks['checkKernelOutput']>[number]" },
   'attention_kernel_checks checkTileRecord': { type: "ReturnType<KernelChecks['checkTileRecord']>[number]" },
   'attention_kernel_checks tileCounts': { type: "ReturnType<KernelChecks['tileCounts']>" },
+  'attention_kernel_checks DeviceSuite.run': { type: 'SuiteRound' },
 };
 
 describe('one declared interface per wasm module', async () => {
@@ -256,5 +260,8 @@ async function resultRuns() {
   out['attention_kernel_checks tileCounts'] = counts;
   out['attention_kernel_checks checkTileRecord'] = json(kernels.checkTileRecord(kernelCase.id, { tile_q: 4, tile_k: 4, batch: 0, head: 0, row: 0 },
     new Uint32Array(counts.rows * counts.cols), new Float32Array(counts.cols * 2)))[0];
+  const suite = new kernels.DeviceSuite({ sinks: false });
+  out['attention_kernel_checks DeviceSuite.run'] = json(suite.run());
+  suite.delete();
   return out;
 }

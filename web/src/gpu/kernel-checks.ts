@@ -5,7 +5,7 @@
 // holds to its tile rule and its softmax. The checks themselves are the core's: this
 // file only runs kernels and collects the core's records.
 import type { CheckRecord } from '../lib/core-types';
-import type { KernelCase, KernelChecks } from '../lib/kernel-checks-core';
+import type { DeviceSuiteOptions, KernelCase, KernelChecks } from '../lib/kernel-checks-core';
 import { type KernelVersion, kernelVersions, runAttention, type SourceEdit } from './attention-gpu';
 import type { Gpu } from './gpu-device';
 
@@ -73,4 +73,39 @@ export async function runKernelChecks(gpu: Gpu, checks: KernelChecks, options: K
     }
   }
   return rows;
+}
+
+export interface SuiteResult {
+  checks: CheckRecord[];
+  /** Rounds of the suite, and the attentions the device computed for it. */
+  rounds: number;
+  attentions: number;
+}
+
+/**
+ * attn verify's check suite on the tiny model with every attention computed on the device:
+ * v0_eager for a pass of several tokens (its probabilities feed the checks), v2_decode for a
+ * single token. The core runs the suite in rounds and asks for the attentions it has no
+ * answer to; the device answers them; a model of L layers completes in L + 1 rounds.
+ */
+export async function runSuiteOnDevice(gpu: Gpu, checks: KernelChecks,
+  options: DeviceSuiteOptions & { edit?: SourceEdit } = {}): Promise<SuiteResult> {
+  const suite = checks.deviceSuite({ sinks: options.sinks ?? false });
+  try {
+    let attentions = 0;
+    for (let rounds = 1; rounds <= 16; rounds++) {
+      const round = suite.run();
+      if (round.complete) return { checks: round.checks, rounds, attentions };
+      for (let i = 0; i < round.requests; i++) {
+        const request = suite.request(i);
+        const version: KernelVersion = request.shape.T === 1 ? 'v2_decode' : 'v0_eager';
+        const run = await runAttention(gpu, version, request.shape, request, { edit: options.edit });
+        suite.answer(request.key, run.out, run.probs);
+        attentions += 1;
+      }
+    }
+    throw new Error('the check suite asked for attentions round after round without completing');
+  } finally {
+    suite.delete();
+  }
 }

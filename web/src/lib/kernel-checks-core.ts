@@ -49,7 +49,42 @@ export interface TileCounts {
   full: number;
 }
 
+/** An attention the check suite asks the device for (core/verify/device_attention_backend.hpp). */
+export interface AttentionRequest extends KernelInputs {
+  key: string;
+  shape: KernelCase['shape'];
+}
+
+export interface SuiteRound {
+  complete: boolean;
+  /** The attentions this round asked for and could not be given. */
+  requests: number;
+  /** attn verify's checks, once complete. */
+  checks: CheckRecord[];
+}
+
+export interface DeviceSuiteOptions {
+  /** The tiny model with learned sink logits (seed 2) instead of without (seed 1). */
+  sinks?: boolean;
+}
+
+/** The check suite on the tiny model with its attention on the device, run by replay. */
+export interface DeviceSuite {
+  run(): SuiteRound;
+  request(i: number): AttentionRequest;
+  answer(key: string, out: Float32Array, probs: Float32Array | null): void;
+  delete(): void;
+}
+
+export interface RawDeviceSuite {
+  run(): string;
+  request(i: number): AttentionRequest | { error: string };
+  answer(key: string, out: Float32Array, probs: Float32Array | null): string;
+  delete(): void;
+}
+
 export interface KernelChecks {
+  deviceSuite(options: DeviceSuiteOptions): DeviceSuite;
   kernelCases(): KernelCase[];
   kernelInputs(id: string): KernelInputs;
   checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): CheckRecord[];
@@ -58,6 +93,7 @@ export interface KernelChecks {
 }
 
 export type RawKernelChecks = {
+  DeviceSuite: new (options: DeviceSuiteOptions) => RawDeviceSuite;
   kernelCases(): string;
   kernelInputs(id: string): KernelInputs | { error: string };
   checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): string;
@@ -71,6 +107,19 @@ const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new Cor
 export const loadKernelChecks = moduleLoader(createKernelChecks, wasmUrl, (module): KernelChecks => {
   const raw = module as RawKernelChecks;
   return {
+    deviceSuite: (options) => {
+      const suite = new raw.DeviceSuite(options);
+      return {
+        run: () => unwrap(suite.run()),
+        request: (i) => {
+          const request = suite.request(i);
+          if ('error' in request) throw new CoreError(request.error);
+          return request;
+        },
+        answer: (key, out, probs) => void unwrap(suite.answer(key, out, probs)),
+        delete: () => suite.delete(),
+      };
+    },
     kernelCases: () => unwrap(raw.kernelCases()),
     kernelInputs: (id) => {
       const inputs = raw.kernelInputs(id);

@@ -1,25 +1,38 @@
 // The GPU page: asks the browser for a WebGPU device, names it, and runs the WebGPU
 // kernels' checks on it (gpu/kernel-checks.ts), each check a row of the table as the
-// core returns it. Without a device the page says so in one sentence.
-// From the console (or a test): window.attentionAnatomyGpu.check(options) runs the checks
-// again, with kernel-checks.ts's options; .problem(version, shape) says why a shape would
-// not run on this adapter (null when it would).
+// core returns it, then attn verify's checks on the tiny model with its attention on the
+// device. Without a device the page says so in one sentence.
+// From the console (or a test): window.attentionAnatomyGpu.check(options) runs the kernels'
+// checks again, with kernel-checks.ts's options; .suite(options) attn verify's checks with
+// the attention on the device; .problem(version, shape) says why a shape would not run on
+// this adapter (null when it would).
 import '../styles/main.css';
 import { el, setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';
 import { type AttentionShape, type KernelVersion, shapeProblem } from '../gpu/attention-gpu';
-import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks } from '../gpu/kernel-checks';
+import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks, runSuiteOnDevice } from '../gpu/kernel-checks';
+import type { CheckRecord } from '../lib/core-types';
 
 const adapterLine = document.querySelector<HTMLElement>('#gpu-adapter')!;
 const summary = document.querySelector<HTMLElement>('#gpu-summary')!;
 const body = document.querySelector<HTMLTableSectionElement>('#gpu-checks tbody')!;
+const suiteSummary = document.querySelector<HTMLElement>('#gpu-suite-summary')!;
+const suiteBody = document.querySelector<HTMLTableSectionElement>('#gpu-suite tbody')!;
 
 const number = (x: number | null) => (x === null ? 'inf' : Number.isFinite(x) ? x.toExponential(3) : String(x));
 
 function rowOf({ version, kernelCase, record }: KernelCheckRow): HTMLElement {
   return el('tr', { class: record.passed ? 'pass' : 'fail', title: record.compares },
     el('td', {}, version), el('td', {}, kernelCase.id), el('td', {}, record.name),
+    el('td', { class: 'num' }, number(record.max_abs_error)),
+    el('td', { class: 'num' }, `${record.relation} ${number(record.tolerance)}`),
+    el('td', {}, record.passed ? 'PASS' : 'FAIL'));
+}
+
+function suiteRow(model: string, record: CheckRecord): HTMLElement {
+  return el('tr', { class: record.passed ? 'pass' : 'fail', title: record.compares },
+    el('td', {}, model), el('td', {}, record.id), el('td', {}, record.name),
     el('td', { class: 'num' }, number(record.max_abs_error)),
     el('td', { class: 'num' }, `${record.relation} ${number(record.tolerance)}`),
     el('td', {}, record.passed ? 'PASS' : 'FAIL'));
@@ -47,9 +60,26 @@ async function main(): Promise<void> {
     summary.dataset.failed = String(failed);
     return rows;
   };
+  const suite = async (options: Parameters<typeof runSuiteOnDevice>[2] = {}) => {
+    suiteBody.replaceChildren();
+    suiteSummary.textContent = 'Checking…';
+    const results = [];
+    for (const sinks of [false, true]) {
+      const result = await runSuiteOnDevice(gpu, checks, { ...options, sinks });
+      for (const record of result.checks) suiteBody.append(suiteRow(sinks ? 'tiny, sinks' : 'tiny', record));
+      results.push({ sinks, ...result });
+    }
+    const all = results.flatMap((r) => r.checks);
+    const failed = all.filter((r) => !r.passed).length;
+    suiteSummary.dataset.failed = String(failed);
+    suiteSummary.textContent = (failed === 0 ? `All ${all.length} checks passed` : `${failed} of ${all.length} checks FAILED`) +
+      `, in ${results.map((r) => r.rounds).join(' and ')} rounds, on ${results.reduce((n, r) => n + r.attentions, 0)} attentions computed on the GPU.`;
+    return results;
+  };
   const problem = (version: KernelVersion, shape: AttentionShape) => shapeProblem(gpu, version, shape);
-  (window as unknown as { attentionAnatomyGpu: unknown }).attentionAnatomyGpu = { gpu, check, problem };
+  (window as unknown as { attentionAnatomyGpu: unknown }).attentionAnatomyGpu = { gpu, check, suite, problem };
   await check();
+  await suite();
 }
 
 main().catch((error: unknown) => {
