@@ -148,6 +148,8 @@ for (const pageName of pages) {
         t.skip('no formula scrolls at 360 px');
         return;
       }
+      // The formula's width is final once KaTeX's fonts are in (a late font widens it).
+      await page.evaluate(() => document.fonts.ready);
       await handle.evaluate((n) => { n.scrollIntoView({ block: 'center' }); n.scrollLeft = 0; });
       // Sections above lay out as they come near the viewport (content-visibility): wait until
       // the formula stops moving, so that every screenshot below shows the same pixels.
@@ -160,19 +162,27 @@ for (const pageName of pages) {
       }
       // A 6 px strip at each edge, as drawn and with the formula's background removed: the
       // strips differ only where the background draws something (the glyphs are the same).
+      // The formula is found again before each pair (a section laid out late, on a busy
+      // machine, may still move it) after two frames, so both strips show its edges.
+      const frames = () => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
       const strips = async () => {
-        const strip = (x) => page.screenshot({ clip: { x, y: box.y, width: 6, height: box.height } });
-        return { left: await strip(box.x), right: await strip(box.x + box.width - 6) };
+        const at = await handle.boundingBox();
+        const strip = (x) => page.screenshot({ clip: { x, y: at.y, width: 6, height: at.height } });
+        return { left: await strip(at.x), right: await strip(at.x + at.width - 6) };
       };
       const edges = async () => {
+        await frames();
         const drawn = await strips();
         await handle.evaluate((n) => n.style.setProperty('background', 'none', 'important'));
+        await frames();
         const bare = await strips();
         await handle.evaluate((n) => n.style.removeProperty('background'));
         return { left: !drawn.left.equals(bare.left), right: !drawn.right.equals(bare.right) };
       };
       assert.deepEqual(await edges(), { left: false, right: true }, 'scrolled to the start: a shadow on the right edge only');
       await handle.evaluate((n) => (n.scrollLeft = n.scrollWidth));
+      const end = await handle.evaluate((n) => ({ left: n.scrollLeft, width: n.scrollWidth, client: n.clientWidth }));
+      assert.ok(end.left + end.client >= end.width - 1, `scrolled to the end: ${JSON.stringify(end)}`);
       assert.deepEqual(await edges(), { left: true, right: false }, 'scrolled to the end: a shadow on the left edge only');
       await handle.evaluate((n) => (n.scrollLeft = 0));
     });

@@ -7,6 +7,7 @@
 // the attention on the device; .problem(version, shape) says why a shape would not run on
 // this adapter (null when it would).
 import '../styles/main.css';
+import './gpu.css';
 import { el, setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';
