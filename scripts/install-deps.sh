@@ -6,8 +6,9 @@
 #   scripts/install-deps.sh           both
 #   scripts/install-deps.sh debian    the Debian packages only
 #   scripts/install-deps.sh npm       the npm packages only
-#   scripts/install-deps.sh bench     the Debian packages and the PyTorch peer of
-#                                     `attn bench cpu` (python3-torch, docs/perf.md)
+#   scripts/install-deps.sh bench     the Debian packages, the PyTorch peer of `attn bench
+#                                     cpu` (python3-torch, docs/perf.md) and the ONNX writer of
+#                                     web/bench/webgpu-attention.mjs's peer graphs (python3-onnx)
 set -euo pipefail
 part="${1:-all}"
 case "$part" in
@@ -33,7 +34,7 @@ packages=(
 # packages (579 MiB installed, about 5 minutes on the 2-core build machine), too much
 # for every build and test run.
 if [ "$part" = bench ]; then
-  packages+=(python3-torch)
+  packages+=(python3-torch python3-onnx)
 fi
 
 install_debian() {

@@ -14,6 +14,8 @@
 //                                       states: Uint32Array [rows, cols]; trace: Float32Array [cols, 2]
 //                                       -> [check records]
 //   tileCounts(id, tile_q, tile_k)      -> {rows, cols, skipped, partial, full}: the core's tile rule
+//   maskRanges(spec)                    spec: {kind, T, S, window, sinks, prefix, chunk, document_lengths}
+//                                       -> Int32Array [T, 4]: each query row's visible keys, or {error}
 //
 // The check suite attn verify runs (core/verify/check_suite.hpp) on the tiny model with
 // its attention on the device, by replay (core/verify/device_attention_backend.hpp):
@@ -117,6 +119,18 @@ std::string tile_counts_js(const std::string& id, int tile_q, int tile_k) {
     });
 }
 
+emscripten::val mask_ranges_js(const emscripten::val& spec_js) {
+    emscripten::val out = emscripten::val::object();
+    std::vector<std::int32_t> ranges;
+    try {
+        ranges = visible_key_ranges(mask_spec_from_json(json_from_js(spec_js)));
+    } catch (const std::exception& e) {
+        out.set("error", std::string(e.what()));
+        return out;
+    }
+    return js_copy("Int32Array", ranges);
+}
+
 const Options device_suite_option_names{"DeviceSuite", {"sinks"}};
 
 ModelConfig suite_config(bool sinks) {
@@ -193,6 +207,7 @@ EMSCRIPTEN_BINDINGS(anatomy_kernel_checks) {
     emscripten::function("checkKernelOutput", &check_kernel_output_js);
     emscripten::function("checkTileRecord", &check_tile_record_js);
     emscripten::function("tileCounts", &tile_counts_js);
+    emscripten::function("maskRanges", &mask_ranges_js);
 }
 
 }  // namespace anatomy::wasm

@@ -84,14 +84,7 @@ AttentionResult<float> DeviceAttentionBackend::attend(const Tensor4<float>& q, c
         spec.kind = MaskKind::causal;
         spec.T = shape.T;
         spec.S = shape.S;
-        request.ranges.assign(std::size_t(shape.T) * 4, 0);
-        for (std::int64_t t = 0; t < shape.T; ++t) {
-            const std::vector<KeyRange> keys = visible_keys(spec, t);
-            for (std::size_t r = 0; r < keys.size() && r < 2; ++r) {
-                request.ranges[std::size_t(t) * 4 + 2 * r] = std::int32_t(keys[r].begin);
-                request.ranges[std::size_t(t) * 4 + 2 * r + 1] = std::int32_t(keys[r].end);
-            }
-        }
+        request.ranges = visible_key_ranges(spec);
         asked_[key] = shape;
         requests_.push_back(std::move(request));
     }

@@ -86,17 +86,10 @@ std::vector<KernelCase> make_cases() {
     return cases;
 }
 
-// Each query row's visible keys as [T, 4] (two half-open ranges; an unused one empty).
+// The case's ranges: the mask's, with the blind row's emptied.
 std::vector<std::int32_t> row_ranges(const KernelCase& c) {
-    std::vector<std::int32_t> ranges(std::size_t(c.shape.T) * 4, 0);
-    for (std::int64_t t = 0; t < c.shape.T; ++t) {
-        if (t == c.blind_row) continue;
-        const std::vector<KeyRange> keys = visible_keys(c.mask, t);
-        for (std::size_t r = 0; r < keys.size() && r < 2; ++r) {
-            ranges[std::size_t(t) * 4 + 2 * r] = std::int32_t(keys[r].begin);
-            ranges[std::size_t(t) * 4 + 2 * r + 1] = std::int32_t(keys[r].end);
-        }
-    }
+    std::vector<std::int32_t> ranges = visible_key_ranges(c.mask);
+    if (c.blind_row >= 0) std::fill_n(ranges.begin() + c.blind_row * 4, 4, 0);
     return ranges;
 }
 
@@ -175,6 +168,19 @@ const KernelCase& kernel_case(const std::string& id) {
     for (const KernelCase& c : kernel_cases())
         if (c.id == id) return c;
     throw InputError("unknown kernel case '" + id + "'");
+}
+
+std::vector<std::int32_t> visible_key_ranges(const MaskSpec& spec) {
+    require_valid(spec);
+    std::vector<std::int32_t> ranges(std::size_t(spec.T) * 4, 0);
+    for (std::int64_t t = 0; t < spec.T; ++t) {
+        const std::vector<KeyRange> keys = visible_keys(spec, t);
+        for (std::size_t r = 0; r < keys.size() && r < 2; ++r) {
+            ranges[std::size_t(t) * 4 + 2 * r] = std::int32_t(keys[r].begin);
+            ranges[std::size_t(t) * 4 + 2 * r + 1] = std::int32_t(keys[r].end);
+        }
+    }
+    return ranges;
 }
 
 KernelInputs kernel_inputs(const KernelCase& c) {

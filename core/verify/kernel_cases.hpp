@@ -61,6 +61,11 @@ struct KernelInputs {
 };
 KernelInputs kernel_inputs(const KernelCase& kernel_case);
 
+// Each query row's visible keys as the kernels take them: [T, 4], row t seeing keys
+// [r0, r1) and [r2, r3) (visible_keys's ranges; an unused one empty). Throws InputError
+// for a spec mask_problem refuses.
+std::vector<std::int32_t> visible_key_ranges(const MaskSpec& spec);
+
 // Records, each named "<kernel> <case id>":
 //   out_matches_core    max |out - fp64 reference| within the rule above
 // and, when `probs` ([B, Hq, T, S]) is given:

@@ -5,7 +5,7 @@
 import createKernelChecks from '@wasm/attention_kernel_checks.js';
 import wasmUrl from '@wasm/attention_kernel_checks.wasm?url';
 import { CoreError } from './core';
-import type { CheckRecord } from './core-types';
+import type { CheckRecord, MaskSpec } from './core-types';
 import { moduleLoader } from './wasm-compile';
 import { unwrapResult } from './wasm-result';
 
@@ -90,6 +90,8 @@ export interface KernelChecks {
   checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): CheckRecord[];
   checkTileRecord(id: string, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): CheckRecord[];
   tileCounts(id: string, tileQ: number, tileK: number): TileCounts;
+  /** Each query row's visible keys under `spec`, [T, 4], as the kernels take them. */
+  maskRanges(spec: MaskSpec): Int32Array;
 }
 
 export type RawKernelChecks = {
@@ -99,6 +101,7 @@ export type RawKernelChecks = {
   checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): string;
   checkTileRecord(id: string, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): string;
   tileCounts(id: string, tileQ: number, tileK: number): string;
+  maskRanges(spec: MaskSpec): Int32Array | { error: string };
 };
 
 const unwrap = <T>(out: unknown): T => unwrapResult<T>(out, (message) => new CoreError(message));
@@ -129,5 +132,10 @@ export const loadKernelChecks = moduleLoader(createKernelChecks, wasmUrl, (modul
     checkKernelOutput: (id, kernel, out, probs) => unwrap(raw.checkKernelOutput(id, kernel, out, probs)),
     checkTileRecord: (id, place, states, trace) => unwrap(raw.checkTileRecord(id, place, states, trace)),
     tileCounts: (id, tileQ, tileK) => unwrap(raw.tileCounts(id, tileQ, tileK)),
+    maskRanges: (spec) => {
+      const ranges = raw.maskRanges(spec);
+      if ('error' in ranges) throw new CoreError(ranges.error);
+      return ranges;
+    },
   };
 });

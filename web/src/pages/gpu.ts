@@ -5,13 +5,16 @@
 // From the console (or a test): window.attentionAnatomyGpu.check(options) runs the kernels'
 // checks again, with kernel-checks.ts's options; .suite(options) attn verify's checks with
 // the attention on the device; .problem(version, shape) says why a shape would not run on
-// this adapter (null when it would).
+// this adapter (null when it would); .run(version, shape, inputs) runs a kernel (the
+// benchmark web/bench/webgpu-attention.mjs times it so); .ranges(spec) is a mask's rows
+// as the kernels take them, from the core.
 import '../styles/main.css';
 import './gpu.css';
 import { el, setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';
-import { type AttentionShape, type KernelVersion, shapeProblem } from '../gpu/attention-gpu';
+import { type AttentionInputs, type AttentionShape, type KernelVersion, type RunOptions, runAttention, shapeProblem } from '../gpu/attention-gpu';
+import type { MaskSpec } from '../lib/core-types';
 import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks, runSuiteOnDevice } from '../gpu/kernel-checks';
 import type { CheckRecord } from '../lib/core-types';
 
@@ -78,7 +81,10 @@ async function main(): Promise<void> {
     return results;
   };
   const problem = (version: KernelVersion, shape: AttentionShape) => shapeProblem(gpu, version, shape);
-  (window as unknown as { attentionAnatomyGpu: unknown }).attentionAnatomyGpu = { gpu, check, suite, problem };
+  const run = (version: KernelVersion, shape: AttentionShape, inputs: AttentionInputs, options?: RunOptions) =>
+    runAttention(gpu, version, shape, inputs, options);
+  const ranges = (spec: MaskSpec) => checks.maskRanges(spec);
+  (window as unknown as { attentionAnatomyGpu: unknown }).attentionAnatomyGpu = { gpu, check, suite, problem, run, ranges };
   await check();
   await suite();
 }
