@@ -3,6 +3,7 @@
 // size 64, one sequence, causal, f32):
 //
 //   node web/bench/webgpu-attention.mjs [--tokens 1024,4096] [--decode 1024,4096] [--runs 5] [--json]
+//                                       [--heads 32 --kv-heads 4 --head-size 64]
 //
 // Prefill at each T: our v0_eager and v1_flash, and two onnxruntime-web graphs written by
 // web/bench/attention_onnx.py (python3-onnx: scripts/install-deps.sh bench): the attention
@@ -29,7 +30,7 @@ import { openPage, startSite, webgpuArgs } from '../../tests/browser/harness.mjs
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const web = path.resolve(here, '..');
-const usage = 'usage: node web/bench/webgpu-attention.mjs [--tokens 1024,4096] [--decode 1024,4096] [--runs 5] [--json]';
+const usage = 'usage: node web/bench/webgpu-attention.mjs [--tokens 1024,4096] [--decode 1024,4096] [--runs 5] [--json] [--heads 32 --kv-heads 4 --head-size 64]';
 
 function fail(message) {
   console.error(`webgpu-attention: ${message}\n${usage}`);
@@ -37,8 +38,13 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const options = { tokens: [1024, 4096], decode: [1024, 4096], runs: 5, json: false };
-  for (let i = 0; i < argv.length; i++) {
+  const options = { tokens: [1024, 4096], decode: [1024, 4096], runs: 5, json: false, heads: 32, kvHeads: 4, headSize: 64 };
+  let i = 0;
+  const whole = (arg, key, most) => {
+    options[key] = Number(argv[++i]);
+    if (!Number.isInteger(options[key]) || options[key] < 1 || options[key] > most) fail(`${arg} takes a whole number from 1 to ${most} (got ${argv[i]})`);
+  };
+  for (; i < argv.length; i++) {
     const arg = argv[i];
     const list = () => {
       const value = argv[++i];
@@ -51,14 +57,18 @@ function parseArgs(argv) {
     else if (arg === '--runs') {
       options.runs = Number(argv[++i]);
       if (!Number.isInteger(options.runs) || options.runs < 1 || options.runs > 100) fail(`--runs takes a whole number from 1 to 100 (got ${argv[i]})`);
-    } else if (arg === '--json') options.json = true;
+    } else if (arg === '--heads') whole(arg, 'heads', 256);
+    else if (arg === '--kv-heads') whole(arg, 'kvHeads', 256);
+    else if (arg === '--head-size') whole(arg, 'headSize', 128);
+    else if (arg === '--json') options.json = true;
     else fail(`unknown option ${arg}`);
   }
+  if (options.heads % options.kvHeads !== 0) fail(`--kv-heads ${options.kvHeads} does not divide --heads ${options.heads}`);
   return options;
 }
 
 const options = parseArgs(process.argv.slice(2));
-const shape = { B: 1, Hq: 32, Hkv: 4, D: 64 };
+const shape = { B: 1, Hq: options.heads, Hkv: options.kvHeads, D: options.headSize };
 const dist = path.join(web, 'dist');
 if (!fs.existsSync(path.join(dist, 'gpu.html'))) fail('web/dist/gpu.html is missing: build the page first (scripts/build-web.sh)');
 const ortDist = path.join(web, 'node_modules', 'onnxruntime-web', 'dist');
@@ -111,6 +121,7 @@ const results = await page.evaluate(async ({ shape, tokens, decode, runs, graphs
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const normals = (n) => Float32Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()));
+  const tolerance = 1e-4;
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const timed = async (call) => {
     let out = await call();   // warm-up: compiles, allocates
@@ -131,6 +142,12 @@ const results = await page.evaluate(async ({ shape, tokens, decode, runs, graphs
     }
     return worst;
   };
+  // The query rows (of T, any head) where a [1, H, T, D] output is off by more than the tolerance.
+  const wrongRows = (a, b, T, D) => {
+    const rows = new Set();
+    for (let i = 0; i < a.length; i++) if (!(Math.abs(a[i] - b[i]) <= tolerance)) rows.add(Math.floor(i / D) % T);
+    return [...rows].sort((x, y) => x - y);
+  };
   // [1, H, T, D] -> [1, T, H * D]
   const tokensMajor = (x, H, T, D) => {
     const y = new Float32Array(x.length);
@@ -144,7 +161,6 @@ const results = await page.evaluate(async ({ shape, tokens, decode, runs, graphs
     ort.env.wasm.numThreads = 1;
   }
   const rows = [];
-  const tolerance = 1e-4;
   for (const T of tokens) {
     const s = { ...shape, T, S: T };
     const inputs = { q: normals(s.Hq * T * s.D), k: normals(s.Hkv * T * s.D), v: normals(s.Hkv * T * s.D), sinks: null, ranges: hook.ranges({ kind: 'causal', T, S: T }) };
@@ -177,7 +193,8 @@ const results = await page.evaluate(async ({ shape, tokens, decode, runs, graphs
         const session = await ort.InferenceSession.create(`/onnx/${T}/${file}`, { executionProviders: ['webgpu'] });
         const run = await timed(async () => read(await session.run(feeds())));
         const error = maxDiff(run.out, flash.out);
-        rows.push({ case: 'prefill', T, S: T, engine, ms: run.ms, error, wrong: !(error <= tolerance) });
+        const wrong = !(error <= tolerance);
+        rows.push({ case: 'prefill', T, S: T, engine, ms: run.ms, error, wrong, ...(wrong ? { wrong_rows: wrongRows(run.out, flash.out, T, s.D) } : {}) });
         await session.release();
       } catch (error) {
         rows.push({ case: 'prefill', T, S: T, engine, ms: null, note: String(error?.message ?? error).split('\n')[0].slice(0, 160) });
@@ -209,12 +226,13 @@ if (options.json) {
 } else {
   console.log(`webgpu-attention: ${report.date}, ${checked.adapter.replace(/^Running on /, '').replace(/\.$/, '')}`);
   console.log(`  ${checked.summary}`);
-  console.log(`  B 1, Hq 32, Hkv 4, D 64, causal, f32; median of ${options.runs} calls, inputs and output in JavaScript arrays; load average ${load}`);
+  console.log(`  B 1, Hq ${shape.Hq}, Hkv ${shape.Hkv}, D ${shape.D}, causal, f32; median of ${options.runs} calls, inputs and output in JavaScript arrays; load average ${load}`);
   console.log('  case       T      S  engine          ms     vs v1_flash   max |out - v1_flash|');
   for (const r of results) {
     const base = results.find((b) => b.case === r.case && b.S === r.S && b.engine === 'v1_flash');
     const ratio = r.ms && base?.ms ? `${(r.ms / base.ms).toFixed(2)}x` : '';
-    const error = r.ms === null ? r.note : `${r.error.toExponential(2)}${r.wrong ? '  WRONG (over 1e-4): its time is a wrong result\'s' : ''}`;
+    const rowsNote = r.wrong_rows ? `, rows ${r.wrong_rows[0]} to ${r.wrong_rows.at(-1)} of 0 to ${r.T - 1} (${r.wrong_rows.length} rows)` : '';
+    const error = r.ms === null ? r.note : `${r.error.toExponential(2)}${r.wrong ? `  WRONG (over 1e-4${rowsNote}): its time is a wrong result's` : ''}`;
     console.log(`  ${r.case.padEnd(8)} ${String(r.T).padStart(5)} ${String(r.S).padStart(6)}  ${r.engine.padEnd(12)} ${r.ms === null ? '      -' : r.ms.toFixed(1).padStart(8)}  ${ratio.padStart(10)}   ${error}`);
   }
 }

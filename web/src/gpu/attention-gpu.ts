@@ -9,6 +9,7 @@
 // Layouts: q [B, Hq, T, D], k and v [B, Hkv, S, D], out [B, Hq, T, D]; the mask as each
 // query row's visible keys, [T, 4] (two half-open ranges), as the core computes them.
 import commonSource from './kernels/common.wgsl?raw';
+import onlineSoftmaxSource from './kernels/online_softmax.wgsl?raw';
 import eagerSource from './kernels/attention_v0_eager.wgsl?raw';
 import flashSource from './kernels/attention_v1_flash.wgsl?raw';
 import decodeSource from './kernels/attention_v2_decode.wgsl?raw';
@@ -172,12 +173,13 @@ interface Compiled {
 
 const compiled = new WeakMap<GPUDevice, Map<string, Promise<Compiled>>>();
 
-/** The source a version is compiled from: its constants, the shared part, the kernel. */
+/** The source a version is compiled from: its constants, the shared part, the online softmax for the tiled ones, the kernel. */
 export function kernelSource(version: KernelVersion, constants: Record<string, number | boolean>): string {
   const header = Object.entries(constants)
     .map(([name, value]) => typeof value === 'boolean' ? `const ${name}: bool = ${value};` : `const ${name}: u32 = ${value}u;`)
     .join('\n');
-  return `${header}\n${commonSource}\n${sources[version]}`;
+  const tiled = version === 'v0_eager' ? '' : `${onlineSoftmaxSource}\n`;
+  return `${header}\n${commonSource}\n${tiled}${sources[version]}`;
 }
 
 async function compile(gpu: Gpu, version: KernelVersion, constants: Record<string, number | boolean>, edit?: SourceEdit): Promise<Compiled> {

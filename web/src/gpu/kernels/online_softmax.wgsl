@@ -1,0 +1,40 @@
+// The step both tiled kernels (v1 flash, v2 decode) take for every tile of keys they hold
+// in workgroup memory (k_tile and v_tile: BC keys of DH channels each): one query row
+// scored against the tile's visible keys and folded into the row's running maximum m,
+// sum l and unnormalised output acc, FlashAttention's online softmax:
+//   m_new = max(m, max_j s_j);  l = l e^(m - m_new) + sum_j e^(s_j - m_new)
+//   acc   = acc e^(m - m_new) + sum_j e^(s_j - m_new) v_j
+// A tile the row sees nothing of leaves all three as they were. q_row is already scaled
+// by 1/sqrt(D); a hidden key's score is the lowest f32, whose e^(s - m_new) is exactly 0.
+
+struct Running {
+  m: f32,   // the largest score so far (lowest before any)
+  l: f32,   // sum of e^(score - m) so far
+}
+
+fn fold_tile(q_row: ptr<function, array<f32, DH>>, acc: ptr<function, array<f32, DH>>, running: ptr<function, Running>,
+             ranges: vec4<i32>, first: u32, last: u32) {
+  var p: array<f32, BC>;
+  var tile_max = lowest;
+  for (var j = 0u; j < BC; j++) {
+    p[j] = lowest;
+    let key = first + j;
+    if (key < last && sees(ranges, key)) {
+      var dot = 0.0;
+      for (var d = 0u; d < DH; d++) { dot += (*q_row)[d] * k_tile[j * DH + d]; }
+      p[j] = dot;
+      tile_max = max(tile_max, dot);
+    }
+  }
+  if (tile_max == lowest) { return; }
+  let m_new = max((*running).m, tile_max);
+  let rescale = exp((*running).m - m_new);
+  (*running).l = (*running).l * rescale;
+  for (var d = 0u; d < DH; d++) { (*acc)[d] = (*acc)[d] * rescale; }
+  for (var j = 0u; j < BC; j++) {
+    let e = exp(p[j] - m_new);
+    (*running).l += e;
+    for (var d = 0u; d < DH; d++) { (*acc)[d] += e * v_tile[j * DH + d]; }
+  }
+  (*running).m = m_new;
+}
