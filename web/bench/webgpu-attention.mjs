@@ -5,7 +5,8 @@
 //   node web/bench/webgpu-attention.mjs [--tokens 1024,4096] [--decode 1024,4096] [--runs 5] [--json]
 //                                       [--heads 32 --kv-heads 4 --head-size 64]
 //
-// Prefill at each T: our v0_eager and v1_flash, and two onnxruntime-web graphs written by
+// Prefill at each T: our v0_eager and v1_flash, the wasm core's grouped kernel on the CPU
+// (in Node, one thread: the kernel's time alone), and two onnxruntime-web graphs written by
 // web/bench/attention_onnx.py (python3-onnx: scripts/install-deps.sh bench): the attention
 // as plain operators (MatMul, Softmax, MatMul: "ort_unfused") and onnxruntime's fused
 // GroupQueryAttention operator ("ort_gqa"). Decode at each S: our v2_decode and v1_flash
@@ -27,6 +28,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import { openPage, startSite, webgpuArgs } from '../../tests/browser/harness.mjs';
+import { loadBench } from '../../wasm/load-node.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const web = path.resolve(here, '..');
@@ -216,6 +218,26 @@ await close();
 await site.close();
 fs.rmSync(root, { recursive: true, force: true });
 
+// The wasm core's fastest CPU kernel (grouped, core/ops/attention_kernels.hpp) on the same
+// shapes, in Node's V8 on one thread, validated against the core's fp64 reference first:
+// its time is the kernel's alone, its inputs already in wasm memory.
+try {
+  const bench = await loadBench();
+  const report = JSON.parse(bench.benchCpu(JSON.stringify({
+    heads: shape.Hq, kv_heads: shape.Hkv, head_dim: shape.D, prefill_T: options.tokens, decode_S: options.decode,
+    kernels: ['grouped'], model: false, warmup: 1, min_runs: options.runs, max_runs: options.runs,
+  })));
+  if (report.error) throw new Error(report.error);
+  for (const row of report.rows.filter((r) => r.kernel === 'grouped' && (r.case === 'prefill' || r.case === 'decode'))) {
+    const passed = row.validation?.passed !== false;
+    results.push({ case: row.case, T: row.T, S: row.S, engine: 'wasm_core', ms: passed ? row.ms : null,
+      ...(passed ? { error: null } : { note: 'failed its validation against the core\'s fp64 reference' }) });
+  }
+} catch (error) {
+  console.error(`webgpu-attention: the wasm core's column SKIPPED: ${error.message} (build it: scripts/build.sh wasm)`);
+}
+results.sort((a, b) => (a.case === b.case ? a.S - b.S : a.case === 'prefill' ? -1 : 1));
+
 const load = os.loadavg().map((x) => x.toFixed(2)).join(' ');
 const report = {
   date: new Date().toISOString().slice(0, 10), adapter: checked.adapter, checks: checked.summary, load_average: load,
@@ -232,7 +254,9 @@ if (options.json) {
     const base = results.find((b) => b.case === r.case && b.S === r.S && b.engine === 'v1_flash');
     const ratio = r.ms && base?.ms ? `${(r.ms / base.ms).toFixed(2)}x` : '';
     const rowsNote = r.wrong_rows ? `, rows ${r.wrong_rows[0]} to ${r.wrong_rows.at(-1)} of 0 to ${r.T - 1} (${r.wrong_rows.length} rows)` : '';
-    const error = r.ms === null ? r.note : `${r.error.toExponential(2)}${r.wrong ? `  WRONG (over 1e-4${rowsNote}): its time is a wrong result's` : ''}`;
+    const error = r.ms === null ? r.note
+      : r.error === null ? 'validated against the core\'s fp64 reference (kernel only, 1 CPU thread)'
+        : `${r.error.toExponential(2)}${r.wrong ? `  WRONG (over 1e-4${rowsNote}): its time is a wrong result's` : ''}`;
     console.log(`  ${r.case.padEnd(8)} ${String(r.T).padStart(5)} ${String(r.S).padStart(6)}  ${r.engine.padEnd(12)} ${r.ms === null ? '      -' : r.ms.toFixed(1).padStart(8)}  ${ratio.padStart(10)}   ${error}`);
   }
 }

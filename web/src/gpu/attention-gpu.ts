@@ -262,6 +262,7 @@ export async function runAttention(gpu: Gpu, version: KernelVersion, shape: Atte
 
   device.pushErrorScope('out-of-memory');
   device.pushErrorScope('validation');
+  let scopesOpen = true;
   const made: GPUBuffer[] = [];
   const buffer = (bytes: number, usage: number, data?: ArrayBufferView | ArrayBuffer) => {
     const size = Math.max(16, Math.ceil(bytes / 4) * 4);
@@ -326,6 +327,7 @@ export async function runAttention(gpu: Gpu, version: KernelVersion, shape: Atte
     const ms = performance.now() - started;
     const validation = await device.popErrorScope();
     const memory = await device.popErrorScope();
+    scopesOpen = false;
     if (validation || memory) throw new Error(`${version}: ${(validation ?? memory)!.message}`);
     if (gpu.lostReason) throw new Error(gpu.lostReason);
     const read = await Promise.all(staging.map(async (copy) => {
@@ -344,8 +346,10 @@ export async function runAttention(gpu: Gpu, version: KernelVersion, shape: Atte
     };
   } catch (error) {
     // Leave the error scopes balanced whatever failed.
-    await device.popErrorScope().catch(() => null);
-    await device.popErrorScope().catch(() => null);
+    if (scopesOpen) {
+      await device.popErrorScope().catch(() => null);
+      await device.popErrorScope().catch(() => null);
+    }
     throw error;
   } finally {
     for (const b of made) b.destroy();

@@ -13,7 +13,7 @@ import './gpu.css';
 import { el, setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';
-import { type AttentionInputs, type AttentionShape, type KernelVersion, type RunOptions, runAttention, shapeProblem } from '../gpu/attention-gpu';
+import { type AttentionInputs, type AttentionShape, chooseTiles, type KernelVersion, type RunOptions, runAttention, shapeProblem } from '../gpu/attention-gpu';
 import type { MaskSpec } from '../lib/core-types';
 import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks, runSuiteOnDevice } from '../gpu/kernel-checks';
 import type { CheckRecord } from '../lib/core-types';
@@ -52,7 +52,11 @@ async function main(): Promise<void> {
   }
   const { gpu } = opened;
   adapterLine.dataset.adapter = `${gpu.adapter.vendor} ${gpu.adapter.architecture}`;
-  setStatus(adapterLine, `Running on ${describeAdapter(gpu.adapter)}.`);
+  const tiles = (D: number) => {
+    const t = chooseTiles(gpu.limits, D);
+    return t ? `${t.rows} query rows by ${t.keys} keys at head size ${D}` : `none fit at head size ${D}`;
+  };
+  setStatus(adapterLine, `Running on ${describeAdapter(gpu.adapter)}. Flash tiles chosen for its limits: ${tiles(64)}, ${tiles(16)}.`);
   const check = async (options: KernelCheckOptions = {}) => {
     body.replaceChildren();
     summary.textContent = 'Checking…';

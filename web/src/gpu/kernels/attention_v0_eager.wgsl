@@ -7,8 +7,8 @@
 // No tiling: every invocation reads global memory. It is the kernel the others are
 // checked beside, and the one that writes the probabilities.
 // Measured speed (`node web/bench/webgpu-attention.mjs`, docs/gpu.md, B 1, Hq 32, Hkv 4,
-// D 64, causal, f32): on SwiftShader (software, 2 CPU cores) 1,258 ms at T = 256 and
-// 20,463 ms at T = 1,024, 3.1 to 4.3 times v1 flash's.
+// D 64, causal, f32): on SwiftShader (software, 2 CPU cores) 1,366 ms at T = 256 and
+// 20,605 ms at T = 1,024, 3.3 to 4.1 times v1 flash's.
 
 @group(0) @binding(0) var<uniform> shape: Shape;
 @group(0) @binding(1) var<storage, read> q: array<f32>;

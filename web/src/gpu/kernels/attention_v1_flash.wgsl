@@ -12,8 +12,8 @@
 // false its code is compiled out: the record costs nothing when off.
 // Workgroup memory: 2 x BC x DH x 4 bytes (the host fits BC to the adapter's limit).
 // Measured speed (`node web/bench/webgpu-attention.mjs`, docs/gpu.md, B 1, Hq 32, Hkv 4,
-// D 64, causal, f32): on SwiftShader (software, 2 CPU cores, BR 64, BC 32) 406 ms at T = 256
-// and 4,751 ms at T = 1,024, 3.3 to 3.4 times faster than onnxruntime-web's plain graph.
+// D 64, causal, f32): on SwiftShader (software, 2 CPU cores, BR 64, BC 32) 417 ms at T = 256
+// and 5,075 ms at T = 1,024, 3.4 times faster than onnxruntime-web's plain graph.
 
 @group(0) @binding(0) var<uniform> shape: Shape;
 @group(0) @binding(1) var<storage, read> q: array<f32>;

@@ -11,8 +11,8 @@
 // Constants set by the host: BC keys per tile, DH the head size, GROUP_SIZE the
 // workgroup's invocations (at least the group, Hq / Hkv).
 // Measured speed (`node web/bench/webgpu-attention.mjs`, docs/gpu.md, B 1, Hq 32, Hkv 4,
-// D 64, f32): on SwiftShader (software, 2 CPU cores) 22.9 ms over 1,024 keys and 87.7 ms
-// over 4,096, 2.8 to 2.9 times faster than v1 flash with one query.
+// D 64, f32): on SwiftShader (software, 2 CPU cores) 24.8 ms over 1,024 keys and 82.2 ms
+// over 4,096, 2.8 times faster than v1 flash with one query.
 
 @group(0) @binding(0) var<uniform> shape: Shape;
 @group(0) @binding(1) var<storage, read> q: array<f32>;
