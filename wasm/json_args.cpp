@@ -1,7 +1,5 @@
 #include "json_args.hpp"
 
-#include <emscripten/bind.h>
-
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -65,24 +63,7 @@ json json_from_js_at(const emscripten::val& value, int depth) {
     return out;
 }
 
-// Every Options the module links, in the order their constructors ran.
-std::vector<const Options*>& declared_options() {
-    static std::vector<const Options*> all;
-    return all;
-}
-
-// {"options": {method: [names]}}: the options every method of this module takes.
-std::string module_interface() {
-    json options = json::object();
-    for (const Options* o : declared_options()) options[o->method] = o->names;
-    return json{{"options", options}}.dump();
-}
-
 }  // namespace
-
-Options::Options(const char* method_name, std::initializer_list<const char*> option_names) : method(method_name), names(option_names) {
-    declared_options().push_back(this);
-}
 
 // Parses `text` as a JSON object and rejects keys outside `known`.
 json parse_options(const std::string& text, const Options& known) {
@@ -197,6 +178,3 @@ const Model<float>& seeded_tiny_model(std::uint64_t seed) {
 
 }  // namespace anatomy::wasm
 
-EMSCRIPTEN_BINDINGS(anatomy_interface) {
-    emscripten::function("moduleInterface", &anatomy::wasm::module_interface);
-}

@@ -21,16 +21,14 @@ namespace anatomy::wasm {
 using nlohmann::json;
 
 // A method's options, declared once beside the method as a namespace-scope constant
-// (its name unique in the module: the unity build compiles the bindings files together):
+// (its name unique in the module: the unity build compiles the bindings files together),
+// on one line, in this form:
 //   const Options run_options{"StreamSession.run", {"text", "window", ...}};
 // `method` is the name JavaScript calls ("Class.method" for a class's, "Class" for its
-// constructor). parse_options and options_from_js reject any other key, and every
-// declaration a module links is listed by its export moduleInterface(), which
-// tests/wasm/interface.test.mjs holds the page's TypeScript types (web/src/lib) to.
+// constructor). parse_options and options_from_js reject any other key, and
+// tests/wasm/interface.test.mjs reads these declarations from the files each module of
+// wasm/CMakeLists.txt compiles and holds the page's TypeScript types (web/src/lib) to them.
 struct Options {
-    Options(const char* method, std::initializer_list<const char*> names);  // registers itself
-    Options(const Options&) = delete;
-    Options& operator=(const Options&) = delete;
     const char* method;
     std::vector<const char*> names;
 };

@@ -1,7 +1,7 @@
 // Each wasm module's interface against the page's TypeScript (web/src/lib): the options
 // every method takes are declared once in its bindings file (an Options constant,
-// wasm/json_args.hpp) and listed by the module's export moduleInterface(); here the
-// TypeScript type the page passes to each method must name exactly those options, and
+// wasm/json_args.hpp), read here from the files wasm/CMakeLists.txt compiles into each
+// module; the TypeScript type the page passes to each method must name exactly those options, and
 // the JSON each method answers, run under Node on the shipped Shakespeare model or the
 // seeded tiny model, must have every field its TypeScript result type requires and no
 // field the type does not declare. Every module of wasm/CMakeLists.txt is listed below:
@@ -170,7 +170,36 @@ const results = {
   'attention_kernel_checks DeviceSuite.run': { type: 'SuiteRound' },
 };
 
+/** The Options constants of one bindings file: {method: [option names]}. Every line that declares one must be in the one form. */
+export function optionDeclarations(text, file) {
+  const out = {};
+  for (const line of text.split('\n').filter((l) => /^\s*const Options\b/.test(l))) {
+    const found = /^const Options \w+\{"([\w.]+)", \{((?:"\w+"(?:, )?)*)\}\};$/.exec(line.trim());
+    assert.ok(found, `${file}: an Options declaration not in the form const Options name{"method", {"a", "b"}};: ${line.trim()}`);
+    out[found[1]] = [...found[2].matchAll(/"(\w+)"/g)].map((m) => m[1]);
+  }
+  return out;
+}
+
+/** Every module of wasm/CMakeLists.txt with the options its compiled files declare. */
+function declaredInterfaces() {
+  const cmake = fs.readFileSync(path.join(repo, 'wasm', 'CMakeLists.txt'), 'utf8');
+  return Object.fromEntries([...cmake.matchAll(/^add_executable\((\w+)([^)]*)\)/gm)].map(([, name, body]) => {
+    const files = body.split(/\s+/).filter((f) => f.endsWith('.cpp'));
+    const options = {};
+    for (const file of files) Object.assign(options, optionDeclarations(fs.readFileSync(path.join(repo, 'wasm', file), 'utf8'), file));
+    return [name, options];
+  }));
+}
+
+test('the declarations are read as written, and one in another form fails', () => {
+  assert.deepEqual(optionDeclarations('const Options run_options{"StreamSession.run", {"text", "window"}};\nint x;', 'a.cpp'),
+    { 'StreamSession.run': ['text', 'window'] });
+  assert.throws(() => optionDeclarations('const Options run_options{"run", {"text",\n "window"}};', 'b.cpp'), /b\.cpp: an Options declaration not in the form/);
+});
+
 describe('one declared interface per wasm module', async () => {
+  const interfaces = declaredInterfaces();
   const expressions = [...new Set(Object.values(modules).flatMap((m) => Object.values(m.options)))];
   const resultTypes = Object.values(results).map((r) => r.type);
   const types = typeProperties([...new Set([...expressions, ...resultTypes])]);
@@ -178,11 +207,12 @@ describe('one declared interface per wasm module', async () => {
   test('every module wasm/CMakeLists.txt builds is listed', () => {
     const built = [...fs.readFileSync(path.join(repo, 'wasm', 'CMakeLists.txt'), 'utf8').matchAll(/^add_executable\((\w+)/gm)].map((m) => m[1]);
     assert.deepEqual(built.sort(), [...Object.keys(modules), ...Object.keys(withoutOptions)].sort());
+    for (const name of Object.keys(withoutOptions)) assert.deepEqual(interfaces[name], {}, `${name} declares options`);
   });
 
   for (const [name, module] of Object.entries(modules)) {
     test(`${name}: the page's TypeScript names exactly the options each method declares`, async () => {
-      const declared = JSON.parse((await module.load()).moduleInterface()).options;
+      const declared = interfaces[name];
       const methods = Object.keys(declared).filter((m) => !(module.notByThePage ?? []).includes(m));
       assert.deepEqual(methods.sort(), Object.keys(module.options).sort(), `${name}: the methods with options, in C++ and in this test`);
       for (const method of methods) {
