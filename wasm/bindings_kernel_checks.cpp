@@ -139,15 +139,33 @@ ModelConfig suite_config(bool sinks) {
     return config;
 }
 
+// {sinks} as given, or the reason it is refused (run() then answers {error}: a constructor
+// that threw would reach JavaScript as a bare wasm exception).
+struct SuiteChoice {
+    bool sinks = false;
+    std::string refused;
+};
+
+SuiteChoice suite_choice(const emscripten::val& options_js) {
+    SuiteChoice choice;
+    try {
+        choice.sinks = bool_option(options_from_js(options_js, device_suite_option_names), "sinks", false);
+    } catch (const std::exception& e) {
+        choice.refused = e.what();
+    }
+    return choice;
+}
+
 class DeviceSuite {
 public:
     explicit DeviceSuite(const emscripten::val& options_js)
-        : sinks_(bool_option(options_from_js(options_js, device_suite_option_names), "sinks", false)),
-          model_(random_model(suite_config(sinks_), sinks_ ? 2 : default_seed)),
+        : choice_(suite_choice(options_js)),
+          model_(random_model(suite_config(choice_.sinks), choice_.sinks ? 2 : default_seed)),
           backend_(model_) {}
 
     std::string run() {
         return json_or_error([&] {
+            if (!choice_.refused.empty()) throw InputError(choice_.refused);
             backend_.begin_round();
             // attn verify's tokens: 1..6 and a shifted second sequence.
             const std::vector<CheckRecord> checks =
@@ -189,7 +207,7 @@ public:
     }
 
 private:
-    bool sinks_;
+    SuiteChoice choice_;
     Model<float> model_;
     DeviceAttentionBackend backend_;
 };
