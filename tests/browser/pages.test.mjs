@@ -151,35 +151,37 @@ for (const pageName of pages) {
       // The formula's width is final once KaTeX's fonts are in (a late font widens it).
       await page.evaluate(() => document.fonts.ready);
       await handle.evaluate((n) => { n.scrollIntoView({ block: 'center' }); n.scrollLeft = 0; });
-      // Sections above lay out as they come near the viewport (content-visibility): wait until
-      // the formula stops moving, so that every screenshot below shows the same pixels.
-      let box = await handle.boundingBox();
-      for (let settled = false, i = 0; !settled && i < 20; i++) {
-        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-        const next = await handle.boundingBox();
-        settled = JSON.stringify(next) === JSON.stringify(box);
-        box = next;
-      }
-      // A 5 px strip at each edge, as drawn and with the formula's background removed: the
-      // strips differ only where the background draws something (the glyphs are the same).
-      // The formula is found again before each pair (a section laid out late, on a busy
-      // machine, may still move it) after two frames, so both strips show its edges.
-      const frames = () => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-      // The strips leave out each edge's outermost pixel column: where the scroll position
-      // ends on a fraction of a pixel, the cover may miss that column by antialiasing alone.
-      const strips = async () => {
-        const at = await handle.boundingBox();
-        const strip = (x) => page.screenshot({ clip: { x, y: at.y, width: 5, height: at.height } });
-        return { left: await strip(at.x + 1), right: await strip(at.x + at.width - 6) };
-      };
+      // The formula as drawn and with its background removed, each an element screenshot
+      // (Playwright brings it into view and waits until it stops moving: sections above lay
+      // out as they come near, content-visibility), compared in a 5 px strip at each edge:
+      // they differ only where the background draws something (the glyphs are the same).
+      // The strips leave out each edge's outermost pixel column, which a scroll position
+      // ending on a fraction of a pixel may leave uncovered by antialiasing alone.
       const edges = async () => {
-        await frames();
-        const drawn = await strips();
+        const drawn = await handle.screenshot();
         await handle.evaluate((n) => n.style.setProperty('background', 'none', 'important'));
-        await frames();
-        const bare = await strips();
+        const bare = await handle.screenshot();
         await handle.evaluate((n) => n.style.removeProperty('background'));
-        return { left: !drawn.left.equals(bare.left), right: !drawn.right.equals(bare.right) };
+        return page.evaluate(async ([a, b]) => {
+          const decode = async (base64) => {
+            const image = new Image();
+            image.src = `data:image/png;base64,${base64}`;
+            await image.decode();
+            const canvas = new OffscreenCanvas(image.width, image.height);
+            const context = canvas.getContext('2d');
+            context.drawImage(image, 0, 0);
+            return context.getImageData(0, 0, image.width, image.height);
+          };
+          const [p, q] = await Promise.all([decode(a), decode(b)]);
+          if (p.width !== q.width || p.height !== q.height) return { left: null, right: null };
+          const differs = (from, to) => {
+            for (let y = 0; y < p.height; y++)
+              for (let x = from; x < to; x++)
+                for (let k = 0; k < 3; k++) if (p.data[(y * p.width + x) * 4 + k] !== q.data[(y * p.width + x) * 4 + k]) return true;
+            return false;
+          };
+          return { left: differs(1, 6), right: differs(p.width - 6, p.width - 1) };
+        }, [drawn.toString('base64'), bare.toString('base64')]);
       };
       // A loaded machine may show the last frame's pixels a little longer: the strips are
       // taken again, for up to 3 s, until they show what is expected; a wrong shadow never does.

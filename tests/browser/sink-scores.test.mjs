@@ -83,10 +83,16 @@ test('every head\'s score is the stream module\'s on the same text, and the find
     assert.ok(prose.includes(percent), `the prose quotes ${percent}`);
   }
   // The bars draw the tables' numbers, every head in layer order, with a line at each mark.
-  // Each figure draws once it knows its width (a ResizeObserver's callback, a frame or more
-  // after the tables on a busy machine).
-  await page.waitForFunction(() => [...document.querySelectorAll('[data-widget="sink-scores"] .score-bars')]
-    .every((figure) => figure.querySelector('svg')), null, { timeout: 10_000 });
+  // Each figure draws once it knows its width (a ResizeObserver's callback), which it
+  // learns only once laid out: near the viewport (the notebook's sections skip layout far
+  // from it, content-visibility), and a frame or more later on a busy machine.
+  await page.evaluate(async () => {
+    for (const figure of document.querySelectorAll('[data-widget="sink-scores"] .score-bars')) {
+      figure.scrollIntoView({ block: 'center' });
+      for (const deadline = performance.now() + 10_000; !figure.querySelector('svg') && performance.now() < deadline;)
+        await new Promise((resolve) => requestAnimationFrame(resolve));
+    }
+  });
   const bars = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-widget="sink-scores"] .score-bars')]
     .map((figure) => [figure.dataset.testid, {
       scores: [...figure.querySelectorAll('rect.score-bar')].map((bar) => Number(bar.dataset.score)),
