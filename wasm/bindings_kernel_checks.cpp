@@ -70,21 +70,29 @@ std::string kernel_cases_json() {
     });
 }
 
-emscripten::val kernel_inputs_js(const std::string& id) {
+// {q, k, v, sinks, ranges} as typed arrays (sinks null when there are none).
+emscripten::val inputs_js(const KernelInputs& in) {
     emscripten::val out = emscripten::val::object();
-    KernelInputs in;
-    try {
-        in = kernel_inputs(kernel_case(id));
-    } catch (const std::exception& e) {
-        out.set("error", std::string(e.what()));
-        return out;
-    }
     out.set("q", js_copy("Float32Array", in.q));
     out.set("k", js_copy("Float32Array", in.k));
     out.set("v", js_copy("Float32Array", in.v));
     out.set("sinks", in.sinks.empty() ? emscripten::val::null() : js_copy("Float32Array", in.sinks));
     out.set("ranges", js_copy("Int32Array", in.ranges));
     return out;
+}
+
+emscripten::val error_js(const std::string& message) {
+    emscripten::val out = emscripten::val::object();
+    out.set("error", message);
+    return out;
+}
+
+emscripten::val kernel_inputs_js(const std::string& id) {
+    try {
+        return inputs_js(kernel_inputs(kernel_case(id)));
+    } catch (const std::exception& e) {
+        return error_js(e.what());
+    }
 }
 
 std::string check_kernel_output_js(const std::string& id, const std::string& kernel, const emscripten::val& out,
@@ -120,15 +128,11 @@ std::string tile_counts_js(const std::string& id, int tile_q, int tile_k) {
 }
 
 emscripten::val mask_ranges_js(const emscripten::val& spec_js) {
-    emscripten::val out = emscripten::val::object();
-    std::vector<std::int32_t> ranges;
     try {
-        ranges = visible_key_ranges(mask_spec_from_json(json_from_js(spec_js)));
+        return js_copy("Int32Array", visible_key_ranges(mask_spec_from_json(json_from_js(spec_js))));
     } catch (const std::exception& e) {
-        out.set("error", std::string(e.what()));
-        return out;
+        return error_js(e.what());
     }
-    return js_copy("Int32Array", ranges);
 }
 
 const Options device_suite_option_names{"DeviceSuite", {"sinks"}};
@@ -177,23 +181,16 @@ public:
     }
 
     emscripten::val request(int i) const {
-        emscripten::val out = emscripten::val::object();
-        if (i < 0 || std::size_t(i) >= backend_.requests().size()) {
-            out.set("error", "no request " + std::to_string(i) + " in this round");
-            return out;
-        }
+        if (i < 0 || std::size_t(i) >= backend_.requests().size())
+            return error_js("no request " + std::to_string(i) + " in this round");
         const AttentionRequest& r = backend_.requests()[std::size_t(i)];
         emscripten::val shape = emscripten::val::object();
         for (const auto& [name, value] : {std::pair{"B", r.shape.B}, {"Hq", r.shape.Hq}, {"Hkv", r.shape.Hkv},
                                           {"T", r.shape.T}, {"S", r.shape.S}, {"D", r.shape.D}})
             shape.set(name, double(value));
+        emscripten::val out = inputs_js(r.inputs);
         out.set("key", r.key);
         out.set("shape", shape);
-        out.set("q", js_copy("Float32Array", r.q));
-        out.set("k", js_copy("Float32Array", r.k));
-        out.set("v", js_copy("Float32Array", r.v));
-        out.set("sinks", r.sinks.empty() ? emscripten::val::null() : js_copy("Float32Array", r.sinks));
-        out.set("ranges", js_copy("Int32Array", r.ranges));
         return out;
     }
 

@@ -77,24 +77,19 @@ AttentionResult<float> DeviceAttentionBackend::attend(const Tensor4<float>& q, c
 
     // Not answered yet: ask the device, unless the inputs rest on a stand-in, which a
     // stand-in at an earlier layer (in this pass, or in the cache's earlier passes) makes them.
-    const Mask causal = causal_mask(q.shape(2), k.shape(2));  // [T, S]
     if (layer <= lowest_stand_in_layer_ && asked_this_round_.insert(key).second) {
-        AttentionRequest request{key, shape, flat(q), flat(k), flat(v), sinks ? flat(*sinks) : std::vector<float>{}, {}};
+        AttentionRequest request{key, shape, {flat(q), flat(k), flat(v), sinks ? flat(*sinks) : std::vector<float>{}, {}}};
         MaskSpec spec;
         spec.kind = MaskKind::causal;
         spec.T = shape.T;
         spec.S = shape.S;
-        request.ranges = visible_key_ranges(spec);
+        request.inputs.ranges = visible_key_ranges(spec);
         asked_[key] = shape;
         requests_.push_back(std::move(request));
     }
     lowest_stand_in_layer_ = std::min(lowest_stand_in_layer_, layer);
     // The core's attention stands in, so the pass can go on.
-    const Tensor4<float> masked = apply_mask(attention_scores(q, k), causal);  // [B, Hq, T, S]
-    AttentionResult<float> stand_in;
-    stand_in.probs = sinks ? softmax_rows_with_sinks(masked, *sinks) : softmax_rows(masked);
-    stand_in.heads = weighted_values(stand_in.probs, v);  // [B, Hq, T, D]
-    return stand_in;
+    return masked_attention(q, k, v, causal_mask(q.shape(2), k.shape(2)), sinks);
 }
 
 void DeviceAttentionBackend::answer(const std::string& key, const std::vector<float>& out, const std::vector<float>& probs) {

@@ -41,9 +41,7 @@ SuiteOptions device_suite_options();
 struct AttentionRequest {
     std::string key;                    // the inputs' hash: the same attention asked twice is one request
     KernelShape shape;                  // T new queries over S = history + T keys, causal over the cache
-    std::vector<float> q, k, v;         // [B, Hq, T, D], [B, Hkv, S, D] x 2
-    std::vector<float> sinks;           // [Hq] or empty
-    std::vector<std::int32_t> ranges;   // [T, 4]: each query row's visible keys (core/masks.hpp)
+    KernelInputs inputs;                // q, k, v, the sinks and each query row's visible keys (kernel_cases.hpp)
 };
 
 class DeviceAttentionBackend final : public Backend {

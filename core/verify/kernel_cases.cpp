@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <xtensor/xadapt.hpp>
+
 #include "../bench/harness.hpp"
 #include "../model/random.hpp"
 #include "../ops/attention.hpp"
@@ -110,50 +112,23 @@ Tensor4<Real> tensor_of(const std::vector<float>& values, std::int64_t a, std::i
     return x;
 }
 
-// The core's attention, step for step, in precision Real: probs [B, Hq, T, S], out [B, Hq, T, D].
+// The case's attention in precision Real: probs [B, Hq, T, S], heads [B, Hq, T, D].
 template <typename Real>
-struct Reference {
-    Tensor4<Real> probs, out;
-};
-
-template <typename Real>
-Reference<Real> reference(const KernelCase& c, const KernelInputs& in) {
+AttentionResult<Real> reference(const KernelCase& c, const KernelInputs& in) {
     const KernelShape& s = c.shape;
-    const Tensor4<Real> q = tensor_of<Real>(in.q, s.B, s.Hq, s.T, s.D);
-    const Tensor4<Real> k = tensor_of<Real>(in.k, s.B, s.Hkv, s.S, s.D);
-    const Tensor4<Real> v = tensor_of<Real>(in.v, s.B, s.Hkv, s.S, s.D);
-    const Tensor4<Real> masked = apply_mask(attention_scores(q, k), mask_from_ranges(c, in.ranges));  // [B, Hq, T, S]
-    Reference<Real> r;
-    if (c.sinks) {
-        Vector<Real> sinks = Vector<Real>::from_shape({std::size_t(s.Hq)});
-        std::copy(in.sinks.begin(), in.sinks.end(), sinks.begin());
-        r.probs = softmax_rows_with_sinks(masked, sinks);
-    } else {
-        r.probs = softmax_rows(masked);
-    }
-    r.out = weighted_values(r.probs, v);  // [B, Hq, T, D]
-    return r;
-}
-
-// max |a - b| over flat arrays (a value that is not finite on either side: infinity).
-template <typename A, typename B>
-double flat_error(const A& a, const B& b) {
-    double worst = 0;
-    auto ib = b.begin();
-    for (auto ia = a.begin(); ia != a.end(); ++ia, ++ib) {
-        const double x = double(*ia), y = double(*ib);
-        if (!std::isfinite(x) || !std::isfinite(y)) return INFINITY;
-        worst = std::max(worst, std::abs(x - y));
-    }
-    return worst;
+    Vector<Real> sinks = Vector<Real>::from_shape({in.sinks.size()});
+    std::copy(in.sinks.begin(), in.sinks.end(), sinks.begin());
+    return masked_attention(tensor_of<Real>(in.q, s.B, s.Hq, s.T, s.D), tensor_of<Real>(in.k, s.B, s.Hkv, s.S, s.D),
+                            tensor_of<Real>(in.v, s.B, s.Hkv, s.S, s.D), mask_from_ranges(c, in.ranges),
+                            c.sinks ? &sinks : nullptr);
 }
 
 // The rule above: 2 x the fp32 reference's error + one rounding of the output.
 CheckRecord against_reference(const std::string& id, const std::string& name, const std::string& compares,
                               const std::vector<float>& got, const Tensor4<double>& fp64, const Tensor4<float>& fp32) {
-    const double error = got.size() == fp64.size() ? flat_error(got, fp64) : INFINITY;
+    const double error = got.size() == fp64.size() ? max_abs_diff(xt::adapt(got, fp64.shape()), fp64) : INFINITY;
     const double tolerance =
-        attention_tolerance(flat_error(fp32, fp64), output_rounding_floor(kFp32OutputUnit, max_abs(fp64)));
+        attention_tolerance(max_abs_diff(fp32, fp64), output_rounding_floor(kFp32OutputUnit, max_abs(fp64)));
     return make_check(id, name, compares, error, tolerance);
 }
 
@@ -169,6 +144,21 @@ const KernelCase& kernel_case(const std::string& id) {
         if (c.id == id) return c;
     throw InputError("unknown kernel case '" + id + "'");
 }
+
+template <typename Real>
+AttentionResult<Real> masked_attention(const Tensor4<Real>& q, const Tensor4<Real>& k, const Tensor4<Real>& v,
+                                       const Mask& allowed, const Vector<Real>* sinks) {
+    const Tensor4<Real> masked = apply_mask(attention_scores(q, k), allowed);  // [B, Hq, T, S]
+    AttentionResult<Real> result;
+    result.probs = sinks ? softmax_rows_with_sinks(masked, *sinks) : softmax_rows(masked);
+    result.heads = weighted_values(result.probs, v);                         // [B, Hq, T, D]
+    return result;
+}
+
+template AttentionResult<float> masked_attention(const Tensor4<float>&, const Tensor4<float>&, const Tensor4<float>&,
+                                                 const Mask&, const Vector<float>*);
+template AttentionResult<double> masked_attention(const Tensor4<double>&, const Tensor4<double>&, const Tensor4<double>&,
+                                                  const Mask&, const Vector<double>*);
 
 std::vector<std::int32_t> visible_key_ranges(const MaskSpec& spec) {
     require_valid(spec);
@@ -206,12 +196,12 @@ KernelInputs kernel_inputs(const KernelCase& c) {
 std::vector<CheckRecord> check_kernel_output(const KernelCase& c, const std::string& kernel,
                                              const std::vector<float>& out, const std::vector<float>* probs) {
     const KernelInputs in = kernel_inputs(c);
-    const Reference<double> fp64 = reference<double>(c, in);
-    const Reference<float> fp32 = reference<float>(c, in);
+    const AttentionResult<double> fp64 = reference<double>(c, in);
+    const AttentionResult<float> fp32 = reference<float>(c, in);
     const std::string on = kernel + " on " + c.what + ": ";
     std::vector<CheckRecord> records;
     records.push_back(against_reference(c.id, "out_matches_core", on + "output vs the core's fp64 attention", out,
-                                        fp64.out, fp32.out));
+                                        fp64.heads, fp32.heads));
     if (!probs) return records;
     records.push_back(against_reference(c.id, "probs_match_core", on + "probabilities vs the core's fp64 softmax", *probs,
                                         fp64.probs, fp32.probs));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../masks.hpp"
+#include "../model/decoder_layer.hpp"
 #include "checks.hpp"
 
 namespace anatomy {
@@ -60,6 +61,15 @@ struct KernelInputs {
     std::vector<std::int32_t> ranges;
 };
 KernelInputs kernel_inputs(const KernelCase& kernel_case);
+
+// The core's attention step for step (ops/attention.hpp): scores, mask, softmax with the
+// sink logits when given, weighted sum; the reference the kernels are held to, and what
+// stands in for a device's answer (device_attention_backend.hpp).
+//   q: [B, Hq, T, D], k, v: [B, Hkv, S, D], allowed: [T, S], sinks: [Hq] or null
+//   -> probs [B, Hq, T, S], heads [B, Hq, T, D]
+template <typename Real>
+AttentionResult<Real> masked_attention(const Tensor4<Real>& q, const Tensor4<Real>& k, const Tensor4<Real>& v,
+                                       const Mask& allowed, const Vector<Real>* sinks);
 
 // Each query row's visible keys as the kernels take them: [T, 4], row t seeing keys
 // [r0, r1) and [r2, r3) (visible_keys's ranges; an unused one empty). Throws InputError

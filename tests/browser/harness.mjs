@@ -66,6 +66,7 @@
 //                                  outermost elements sticking out past the viewport's right edge
 //   blackShare(page, selector)     -> the share of the element's pixels on screen that are black
 //   seriesPixels(page, selector)   -> each line of a chart as drawn: its colour's pixels, its share along its path
+//   analysePngs(page, pngs, analyse, arg) -> analyse(images, arg) run in the page on the decoded screenshots
 //   screenshot(page, name)         full-page PNG into $SCREENSHOT_DIR (no-op when unset)
 //
 // A new test file (name it in CMakeLists.txt's browser_tests, in a group or alone):
@@ -579,16 +580,27 @@ async function analyseScreenshot(page, selector, analyse, arg) {
   const element = page.locator(selector).first();
   const png = await element.screenshot();
   const box = await element.boundingBox();
-  return page.evaluate(async ([base64, source, box, arg]) => {
-    const image = new Image();
-    image.src = `data:image/png;base64,${base64}`;
-    await image.decode();
-    const canvas = new OffscreenCanvas(image.width, image.height);
-    const context = canvas.getContext('2d');
-    context.drawImage(image, 0, 0);
-    const { data, width, height } = context.getImageData(0, 0, image.width, image.height);
-    return (0, eval)(`(${source})`)({ data, width, height, left: box.x, top: box.y }, arg);
-  }, [png.toString('base64'), analyse.toString(), box, arg]);
+  return analysePngs(page, [png], ([image], [source, box, arg]) =>
+    (0, eval)(`(${source})`)({ ...image, left: box.x, top: box.y }, arg), [analyse.toString(), box, arg]);
+}
+
+/**
+ * Screenshots (PNG buffers) decoded in the page, handed as [{data, width, height}] with
+ * `arg` to `analyse`, which runs there (it may not refer to anything outside itself).
+ */
+export function analysePngs(page, pngs, analyse, arg) {
+  return page.evaluate(async ([pngs, source, arg]) => {
+    const images = await Promise.all(pngs.map(async (base64) => {
+      const image = new Image();
+      image.src = `data:image/png;base64,${base64}`;
+      await image.decode();
+      const canvas = new OffscreenCanvas(image.width, image.height);
+      const context = canvas.getContext('2d');
+      context.drawImage(image, 0, 0);
+      return context.getImageData(0, 0, image.width, image.height);
+    }));
+    return (0, eval)(`(${source})`)(images.map(({ data, width, height }) => ({ data, width, height })), arg);
+  }, [pngs.map((png) => png.toString('base64')), analyse.toString(), arg]);
 }
 
 /**

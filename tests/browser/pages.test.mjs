@@ -34,7 +34,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  assertNoProblems, blackShare, changeFirstControl, distDir, formatProblems, formatViolations, layoutWidth, openPage,
+  analysePngs, assertNoProblems, blackShare, changeFirstControl, distDir, formatProblems, formatViolations, layoutWidth, openPage,
   runAxe, screenshot, startSite, waitForWidgetChange, waitForWidgets, widgetSnapshot,
 } from './harness.mjs';
 
@@ -162,17 +162,7 @@ for (const pageName of pages) {
         await handle.evaluate((n) => n.style.setProperty('background', 'none', 'important'));
         const bare = await handle.screenshot();
         await handle.evaluate((n) => n.style.removeProperty('background'));
-        return page.evaluate(async ([a, b]) => {
-          const decode = async (base64) => {
-            const image = new Image();
-            image.src = `data:image/png;base64,${base64}`;
-            await image.decode();
-            const canvas = new OffscreenCanvas(image.width, image.height);
-            const context = canvas.getContext('2d');
-            context.drawImage(image, 0, 0);
-            return context.getImageData(0, 0, image.width, image.height);
-          };
-          const [p, q] = await Promise.all([decode(a), decode(b)]);
+        return analysePngs(page, [drawn, bare], ([p, q]) => {
           if (p.width !== q.width || p.height !== q.height) return { left: null, right: null };
           const differs = (from, to) => {
             for (let y = 0; y < p.height; y++)
@@ -181,7 +171,7 @@ for (const pageName of pages) {
             return false;
           };
           return { left: differs(1, 6), right: differs(p.width - 6, p.width - 1) };
-        }, [drawn.toString('base64'), bare.toString('base64')]);
+        });
       };
       // A loaded machine may show the last frame's pixels a little longer: the strips are
       // taken again, for up to 3 s, until they show what is expected; a wrong shadow never does.

@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include "host_attention.hpp"
 #include "model/token_batch.hpp"
 #include "model/weights.hpp"
 #include "ops/attention.hpp"
@@ -21,38 +22,16 @@ namespace {
 
 enum class DeviceFault { none, decode_off, sees_next_key };
 
-// The device: masked attention from the request's ranges, in fp32, row by row.
+// The device: the host's attention (host_attention.hpp) on the request, with the fault.
 void answer_on_host(DeviceAttentionBackend& backend, const AttentionRequest& r, DeviceFault fault) {
-    const KernelShape& s = r.shape;
-    std::vector<float> out(std::size_t(s.B * s.Hq * s.T * s.D), 0.0f), probs(std::size_t(s.B * s.Hq * s.T * s.S), 0.0f);
-    const float scale = 1.0f / std::sqrt(float(s.D));
-    for (std::int64_t b = 0; b < s.B; ++b)
-        for (std::int64_t h = 0; h < s.Hq; ++h)
-            for (std::int64_t t = 0; t < s.T; ++t) {
-                const std::int64_t row = (b * s.Hq + h) * s.T + t, g = h / (s.Hq / s.Hkv);
-                const std::int32_t* range = &r.ranges[std::size_t(t) * 4];
-                const std::int32_t end = range[1] + (fault == DeviceFault::sees_next_key && range[1] < s.S ? 1 : 0);
-                std::vector<float> score(std::size_t(s.S), 0.0f);
-                float m = r.sinks.empty() ? -INFINITY : r.sinks[std::size_t(h)];
-                for (std::int32_t key = range[0]; key < end; ++key) {
-                    float dot = 0;
-                    for (std::int64_t d = 0; d < s.D; ++d)
-                        dot += r.q[std::size_t(row * s.D + d)] * r.k[std::size_t(((b * s.Hkv + g) * s.S + key) * s.D + d)];
-                    score[std::size_t(key)] = dot * scale;
-                    m = std::max(m, dot * scale);
-                }
-                float sum = r.sinks.empty() ? 0.0f : std::exp(r.sinks[std::size_t(h)] - m);
-                for (std::int32_t key = range[0]; key < end; ++key) sum += std::exp(score[std::size_t(key)] - m);
-                for (std::int32_t key = range[0]; key < end; ++key) {
-                    const float p = std::exp(score[std::size_t(key)] - m) / sum;
-                    probs[std::size_t(row * s.S + key)] = p;
-                    for (std::int64_t d = 0; d < s.D; ++d)
-                        out[std::size_t(row * s.D + d)] += p * r.v[std::size_t(((b * s.Hkv + g) * s.S + key) * s.D + d)];
-                }
-            }
-    if (fault == DeviceFault::decode_off && s.T == 1) out[0] += 1e-2f;
+    KernelInputs inputs = r.inputs;
+    if (fault == DeviceFault::sees_next_key)
+        for (std::size_t t = 0; t < std::size_t(r.shape.T); ++t)
+            if (inputs.ranges[t * 4 + 1] < r.shape.S) inputs.ranges[t * 4 + 1] += 1;
+    test::HostRun run = test::host_attention(r.shape, inputs);
+    if (fault == DeviceFault::decode_off && r.shape.T == 1) run.out[0] += 1e-2f;
     // A decode kernel writes no probabilities.
-    backend.answer(r.key, out, s.T == 1 ? std::vector<float>{} : probs);
+    backend.answer(r.key, run.out, r.shape.T == 1 ? std::vector<float>{} : run.probs);
 }
 
 struct SuiteRun {

@@ -10,56 +10,15 @@
 #include <doctest/doctest.h>
 
 #include "ops/attention.hpp"
+#include "host_attention.hpp"
 #include "verify/kernel_cases.hpp"
 
 using namespace anatomy;
+using test::HostRun;
+using test::host_attention;
 
 namespace {
 
-// A "kernel" on the host: the row's visible keys from the ranges, softmax with the
-// sink, in fp32, one row at a time (not the core's functions).
-struct HostRun {
-    std::vector<float> out, probs;
-};
-
-HostRun host_kernel(const KernelCase& c, const KernelInputs& in) {
-    const KernelShape& s = c.shape;
-    HostRun run;
-    run.out.assign(std::size_t(s.B * s.Hq * s.T * s.D), 0.0f);
-    run.probs.assign(std::size_t(s.B * s.Hq * s.T * s.S), 0.0f);
-    const float scale = 1.0f / std::sqrt(float(s.D));
-    for (std::int64_t b = 0; b < s.B; ++b)
-        for (std::int64_t h = 0; h < s.Hq; ++h)
-            for (std::int64_t t = 0; t < s.T; ++t) {
-                const std::int64_t row = (b * s.Hq + h) * s.T + t;
-                const std::int64_t g = h / (s.Hq / s.Hkv);
-                std::vector<float> score(std::size_t(s.S), 0.0f);
-                std::vector<bool> seen(std::size_t(s.S), false);
-                float m = c.sinks ? in.sinks[std::size_t(h)] : -std::numeric_limits<float>::infinity();
-                for (std::int64_t key = 0; key < s.S; ++key) {
-                    const std::int32_t* r = &in.ranges[std::size_t(t) * 4];
-                    if (!((key >= r[0] && key < r[1]) || (key >= r[2] && key < r[3]))) continue;
-                    float dot = 0;
-                    for (std::int64_t d = 0; d < s.D; ++d)
-                        dot += in.q[std::size_t(row * s.D + d)] * in.k[std::size_t(((b * s.Hkv + g) * s.S + key) * s.D + d)];
-                    score[std::size_t(key)] = dot * scale;
-                    seen[std::size_t(key)] = true;
-                    m = std::max(m, dot * scale);
-                }
-                if (m == -std::numeric_limits<float>::infinity()) continue;
-                float sum = c.sinks ? std::exp(in.sinks[std::size_t(h)] - m) : 0.0f;
-                for (std::int64_t key = 0; key < s.S; ++key)
-                    if (seen[std::size_t(key)]) sum += std::exp(score[std::size_t(key)] - m);
-                for (std::int64_t key = 0; key < s.S; ++key) {
-                    if (!seen[std::size_t(key)]) continue;
-                    const float p = std::exp(score[std::size_t(key)] - m) / sum;
-                    run.probs[std::size_t(row * s.S + key)] = p;
-                    for (std::int64_t d = 0; d < s.D; ++d)
-                        run.out[std::size_t(row * s.D + d)] += p * in.v[std::size_t(((b * s.Hkv + g) * s.S + key) * s.D + d)];
-                }
-            }
-    return run;
-}
 
 const CheckRecord& named(const std::vector<CheckRecord>& records, const std::string& name) {
     for (const CheckRecord& r : records)
@@ -93,7 +52,7 @@ TEST_CASE("a kernel that computes attention in fp32 passes every case; a broken 
     for (const KernelCase& c : kernel_cases()) {
         CAPTURE(c.id);
         const KernelInputs in = kernel_inputs(c);
-        const HostRun run = host_kernel(c, in);
+        const HostRun run = host_attention(c.shape, in);
         for (const CheckRecord& r : check_kernel_output(c, "host", run.out, &run.probs)) {
             CAPTURE(r.name);
             CHECK(r.passed);
@@ -105,7 +64,7 @@ TEST_CASE("a kernel that computes attention in fp32 passes every case; a broken 
     }
     const KernelCase& c = kernel_case("sliding-window");
     const KernelInputs in = kernel_inputs(c);
-    HostRun run = host_kernel(c, in);
+    HostRun run = host_attention(c.shape, in);
 
     std::vector<float> off = run.out;
     off[17] += 1e-3f;

@@ -69,13 +69,7 @@ fn flash(@builtin(workgroup_id) group_id: vec3<u32>, @builtin(local_invocation_i
       tile_states[group_id.x * shape.tile_cols + tile] = select(2u, 1u, seen == 1u);
     }
     if (seen == 1u) {
-      // Load the tile's keys and values, the workgroup's invocations side by side.
-      for (var i = lane; i < BC * DH; i += BR) {
-        let key = first + i / DH;
-        let at = kv_base + key * DH + i % DH;
-        k_tile[i] = select(0.0, k[min(at, arrayLength(&k) - 1u)], key < last);
-        v_tile[i] = select(0.0, v[min(at, arrayLength(&v) - 1u)], key < last);
-      }
+      load_tile(kv_base, first, last, lane, BR);
       workgroupBarrier();
       if (owns_row) { fold_tile(&q_row, &acc, &running, my_ranges, first, last); }
       workgroupBarrier();

@@ -54,12 +54,7 @@ fn decode_chunk(@builtin(workgroup_id) group_id: vec3<u32>, @builtin(local_invoc
     workgroupBarrier();
     if (lane == 0u) { tile_seen = select(0u, 1u, sees_any(my_ranges, first, last)); }
     if (workgroupUniformLoad(&tile_seen) == 1u) {
-      for (var i = lane; i < BC * DH; i += GROUP_SIZE) {
-        let key = first + i / DH;
-        let at = kv_base + key * DH + i % DH;
-        k_tile[i] = select(0.0, k[min(at, arrayLength(&k) - 1u)], key < last);
-        v_tile[i] = select(0.0, v[min(at, arrayLength(&v) - 1u)], key < last);
-      }
+      load_tile(kv_base, first, last, lane, GROUP_SIZE);
       workgroupBarrier();
       if (serves_head) { fold_tile(&q_row, &acc, &running, my_ranges, first, last); }
       workgroupBarrier();
