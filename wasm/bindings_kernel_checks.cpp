@@ -4,16 +4,25 @@
 // compared with the core's reference. A module of its own, loaded only where the
 // kernels are checked.
 //
+// A case is named by its id, or is one of the page's own, {shape: {B, Hq, Hkv, T, S, D},
+// mask: spec} (figure_case: the notebook's figures).
 //   kernelCases()                       -> [{id, what, shape: {B, Hq, Hkv, T, S, D}, mask, sinks, blind_row, decode}]
-//   kernelInputs(id)                    -> {q, k, v: Float32Array, sinks: Float32Array | null, ranges: Int32Array [T, 4]}
+//   kernelInputs(case)                  -> {q, k, v: Float32Array, sinks: Float32Array | null, ranges: Int32Array [T, 4]}
 //                                          or {error}
-//   checkKernelOutput(id, kernel, out, probs)
+//   checkKernelOutput(case, kernel, out, probs)
 //                                       out: Float32Array [B, Hq, T, D]; probs: Float32Array [B, Hq, T, S] or null
 //                                       -> [check records]
-//   checkTileRecord(id, {tile_q, tile_k, batch, head, row}, states, trace)
+//   checkKernelSample(case, kernel, out, rows)
+//                                       the output on `rows` query rows only -> [check records]
+//   checkTileRecord(case, {tile_q, tile_k, batch, head, row}, states, trace)
 //                                       states: Uint32Array [rows, cols]; trace: Float32Array [cols, 2]
 //                                       -> [check records]
-//   tileCounts(id, tile_q, tile_k)      -> {rows, cols, skipped, partial, full}: the core's tile rule
+//   tileCounts(case, tile_q, tile_k)    -> {rows, cols, skipped, partial, full}: the core's tile rule
+//   rowSteps(case, {tile_k, batch, head, row})
+//                                       -> one row's online softmax tile by tile (core/verify/online_softmax_steps.hpp):
+//                                          {batch, head, row, tile_k, scores [S], sink, probs [S], out [D],
+//                                           steps: [{first, last, visible, tile_max, m, l, rescale, acc [D]}]},
+//                                          null for -infinity (a hidden key's score, a tile's or row's maximum before any key)
 //   maskRanges(spec)                    spec: {kind, T, S, window, sinks, prefix, chunk, document_lengths}
 //                                       -> Int32Array [T, 4]: each query row's visible keys, or {error}
 //
@@ -26,6 +35,8 @@
 //   suite.answer(key, out, probs)        -> {} once the device's answer is taken (probs may be null)
 //   suite.delete()
 // Every function that can fail returns {error} instead of throwing.
+#include <cmath>
+
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -34,6 +45,7 @@
 #include "verify/check_suite.hpp"
 #include "verify/device_attention_backend.hpp"
 #include "verify/kernel_cases.hpp"
+#include "verify/online_softmax_steps.hpp"
 
 namespace anatomy::wasm {
 namespace {
@@ -51,6 +63,24 @@ json records_json(const std::vector<CheckRecord>& records) {
     json out = json::array();
     for (const CheckRecord& r : records) out.push_back(check_to_json(r));
     return out;
+}
+
+const Options figure_case_options{"figureCase", {"shape", "mask"}};
+const Options figure_shape_options{"figureCase.shape", {"B", "Hq", "Hkv", "T", "S", "D"}};
+
+// A case by its id, or the page's own {shape, mask}.
+KernelCase case_from_js(const emscripten::val& ref) {
+    if (ref.isString()) return kernel_case(ref.as<std::string>());
+    const json options = options_from_js(ref, figure_case_options);
+    if (!options.contains("shape") || !options.contains("mask")) throw InputError("a figure's case needs a shape and a mask");
+    const json shape = parse_options(options["shape"].dump(), figure_shape_options);
+    const auto dimension = [&](const char* name) {
+        const int value = int_option(shape, name, 0);
+        if (value < 1) throw InputError(std::string("the shape's ") + name + " must be a whole number of at least 1");
+        return std::int64_t(value);
+    };
+    return figure_case({dimension("B"), dimension("Hq"), dimension("Hkv"), dimension("T"), dimension("S"), dimension("D")},
+                       mask_spec_from_json(options["mask"]));
 }
 
 std::string kernel_cases_json() {
@@ -87,43 +117,76 @@ emscripten::val error_js(const std::string& message) {
     return out;
 }
 
-emscripten::val kernel_inputs_js(const std::string& id) {
+emscripten::val kernel_inputs_js(const emscripten::val& id) {
     try {
-        return inputs_js(kernel_inputs(kernel_case(id)));
+        return inputs_js(kernel_inputs(case_from_js(id)));
     } catch (const std::exception& e) {
         return error_js(e.what());
     }
 }
 
-std::string check_kernel_output_js(const std::string& id, const std::string& kernel, const emscripten::val& out,
+std::string check_kernel_output_js(const emscripten::val& id, const std::string& kernel, const emscripten::val& out,
                                    const emscripten::val& probs) {
     return json_or_error([&] {
         const std::vector<float> got = emscripten::convertJSArrayToNumberVector<float>(out);
-        if (probs.isNull() || probs.isUndefined()) return records_json(check_kernel_output(kernel_case(id), kernel, got, nullptr));
+        if (probs.isNull() || probs.isUndefined()) return records_json(check_kernel_output(case_from_js(id), kernel, got, nullptr));
         const std::vector<float> got_probs = emscripten::convertJSArrayToNumberVector<float>(probs);
-        return records_json(check_kernel_output(kernel_case(id), kernel, got, &got_probs));
+        return records_json(check_kernel_output(case_from_js(id), kernel, got, &got_probs));
+    });
+}
+
+std::string check_kernel_sample_js(const emscripten::val& id, const std::string& kernel, const emscripten::val& out, int rows) {
+    return json_or_error([&] {
+        return records_json(check_kernel_sample(case_from_js(id), kernel, emscripten::convertJSArrayToNumberVector<float>(out), rows));
     });
 }
 
 const Options tile_record_options{"checkTileRecord", {"tile_q", "tile_k", "batch", "head", "row"}};
 
-std::string check_tile_record_js(const std::string& id, const emscripten::val& where_js, const emscripten::val& states,
+std::string check_tile_record_js(const emscripten::val& id, const emscripten::val& where_js, const emscripten::val& states,
                                  const emscripten::val& trace) {
     return json_or_error([&] {
         const json where = options_from_js(where_js, tile_record_options);
         return records_json(check_tile_record(
-            kernel_case(id), int_option(where, "tile_q", 0), int_option(where, "tile_k", 0), int_option(where, "batch", 0),
+            case_from_js(id), int_option(where, "tile_q", 0), int_option(where, "tile_k", 0), int_option(where, "batch", 0),
             int_option(where, "head", 0), int_option(where, "row", 0),
             emscripten::convertJSArrayToNumberVector<std::uint32_t>(states),
             emscripten::convertJSArrayToNumberVector<float>(trace)));
     });
 }
 
-std::string tile_counts_js(const std::string& id, int tile_q, int tile_k) {
+std::string tile_counts_js(const emscripten::val& id, int tile_q, int tile_k) {
     return json_or_error([&] {
-        const TileCounts counts = classify_tiles(kernel_case(id).mask, tile_q, tile_k);
+        const TileCounts counts = classify_tiles(case_from_js(id).mask, tile_q, tile_k);
         return json{{"rows", counts.rows}, {"cols", counts.cols}, {"skipped", counts.skipped},
                     {"partial", counts.partial}, {"full", counts.full}};
+    });
+}
+
+const Options row_steps_options{"rowSteps", {"tile_k", "batch", "head", "row"}};
+
+std::string row_steps_js(const emscripten::val& id, const emscripten::val& where_js) {
+    return json_or_error([&] {
+        const json where = options_from_js(where_js, row_steps_options);
+        const KernelCase c = case_from_js(id);
+        const OnlineSoftmaxRow r = online_softmax_steps(c, kernel_inputs(c), int_option(where, "tile_k", 0),
+                                                        int_option(where, "batch", 0), int_option(where, "head", 0),
+                                                        int_option(where, "row", 0));
+        // -infinity (a hidden key, nothing seen yet) becomes null, as JSON has no infinities.
+        const auto finite = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+        const auto list = [&](const std::vector<double>& xs) {
+            json out = json::array();
+            for (double x : xs) out.push_back(finite(x));
+            return out;
+        };
+        json steps = json::array();
+        for (const OnlineSoftmaxStep& step : r.steps)
+            steps.push_back({{"first", step.first}, {"last", step.last}, {"visible", step.visible},
+                             {"tile_max", finite(step.tile_max)}, {"m", finite(step.m)}, {"l", step.l},
+                             {"rescale", step.rescale}, {"acc", list(step.acc)}});
+        return json{{"batch", r.batch}, {"head", r.head}, {"row", r.row}, {"tile_k", r.tile_k},
+                    {"scores", list(r.scores)}, {"sink", finite(r.sink)}, {"probs", list(r.probs)},
+                    {"out", list(r.out)}, {"steps", steps}};
     });
 }
 
@@ -222,6 +285,8 @@ EMSCRIPTEN_BINDINGS(anatomy_kernel_checks) {
     emscripten::function("checkKernelOutput", &check_kernel_output_js);
     emscripten::function("checkTileRecord", &check_tile_record_js);
     emscripten::function("tileCounts", &tile_counts_js);
+    emscripten::function("checkKernelSample", &check_kernel_sample_js);
+    emscripten::function("rowSteps", &row_steps_js);
     emscripten::function("maskRanges", &mask_ranges_js);
 }
 

@@ -10,6 +10,7 @@
 #include "../model/random.hpp"
 #include "../ops/attention.hpp"
 #include "compare.hpp"
+#include "online_softmax_steps.hpp"
 
 namespace anatomy {
 namespace {
@@ -227,65 +228,126 @@ std::vector<CheckRecord> check_kernel_output(const KernelCase& c, const std::str
     return records;
 }
 
+std::uint32_t kernel_tile_state(TileState state) {
+    switch (state) {
+        case TileState::skipped: return kKernelTileSkipped;
+        case TileState::partial: return kKernelTilePartial;
+        case TileState::full: return kKernelTileFull;
+    }
+    return 0;
+}
+
 std::vector<CheckRecord> check_tile_record(const KernelCase& c, std::int64_t tile_q, std::int64_t tile_k,
                                            std::int64_t batch, std::int64_t head, std::int64_t row,
                                            const std::vector<std::uint32_t>& states, const std::vector<float>& trace) {
     if (c.blind_row >= 0) throw InputError("kernel case '" + c.id + "' changes its mask's rows: its tiles are not the mask's");
-    const KernelShape& s = c.shape;
-    if (batch < 0 || batch >= s.B || head < 0 || head >= s.Hq || row < 0 || row >= s.T)
-        throw InputError("the tile record's head or row is outside kernel case '" + c.id + "'");
     std::vector<TileState> expected;
     const TileCounts counts = classify_tiles(c.mask, tile_q, tile_k, &expected);
     const std::string on = "v1_flash's tile record on " + c.what + ": ";
     double wrong_tiles = states.size() == expected.size() ? 0.0 : INFINITY;
-    for (std::size_t i = 0; i < states.size() && i < expected.size(); ++i) {
-        const std::uint32_t want = expected[i] == TileState::skipped ? 2u : 1u;
-        if (states[i] != want) wrong_tiles += 1;
-    }
+    for (std::size_t i = 0; i < states.size() && i < expected.size(); ++i)
+        if (states[i] != kernel_tile_state(expected[i])) wrong_tiles += 1;
 
-    // The row's scores in fp64, and its running maximum and sum after each key tile.
-    const KernelInputs in = kernel_inputs(c);
-    const double scale = 1.0 / std::sqrt(double(s.D));
-    const std::int64_t kv_head = head / (s.Hq / s.Hkv);
-    const float* q = &in.q[std::size_t(((batch * s.Hq + head) * s.T + row) * s.D)];
-    double m_error = trace.size() == std::size_t(counts.cols) * 2 ? 0.0 : INFINITY;
+    // The row's running maximum and sum after each key tile, against the core's steps.
+    const OnlineSoftmaxRow steps = online_softmax_steps(c, kernel_inputs(c), tile_k, batch, head, row);
+    double m_error = trace.size() == steps.steps.size() * 2 ? 0.0 : INFINITY;
     double l_error = m_error;
-    double m = -std::numeric_limits<double>::infinity();
-    std::vector<double> scores;
-    for (std::int64_t tile = 0; tile < counts.cols; ++tile) {
-        for (std::int64_t key = tile * tile_k; key < std::min(s.S, (tile + 1) * tile_k); ++key) {
-            if (!mask_allows(c.mask, row, key)) continue;
-            const float* k = &in.k[std::size_t(((batch * s.Hkv + kv_head) * s.S + key) * s.D)];
-            double dot = 0;
-            for (std::int64_t d = 0; d < s.D; ++d) dot += double(q[d]) * double(k[d]);
-            scores.push_back(dot * scale);
-            m = std::max(m, dot * scale);
-        }
-        if (std::size_t(2 * tile + 1) >= trace.size()) break;
-        const double got_m = trace[std::size_t(2 * tile)], got_l = trace[std::size_t(2 * tile + 1)];
+    for (std::size_t tile = 0; tile < steps.steps.size() && 2 * tile + 1 < trace.size(); ++tile) {
+        const OnlineSoftmaxStep& want = steps.steps[tile];
+        const double got_m = trace[2 * tile], got_l = trace[2 * tile + 1];
         if (!std::isfinite(got_m) || !std::isfinite(got_l)) {
             m_error = l_error = INFINITY;
             break;
         }
-        if (scores.empty()) {
+        if (want.l == 0) {
             l_error = worse_error(l_error, std::abs(got_l));  // nothing seen yet: l is 0
             continue;
         }
-        double l = 0;
-        for (double score : scores) l += std::exp(score - m);
-        m_error = worse_error(m_error, std::abs(got_m - m) / std::max(1.0, std::abs(m)));
-        l_error = worse_error(l_error, std::abs(got_l - l) / l);
+        m_error = worse_error(m_error, std::abs(got_m - want.m) / std::max(1.0, std::abs(want.m)));
+        l_error = worse_error(l_error, std::abs(got_l - want.l) / want.l);
     }
     return {
         make_check(c.id, "tiles_as_core",
-                   on + "tiles computed or skipped vs the core's tile rule (" + std::to_string(counts.skipped) + " of " +
-                       std::to_string(counts.rows * counts.cols) + " skipped), tiles that differ",
+                   on + "tiles skipped, partial or full vs the core's tile rule (" + std::to_string(counts.skipped) +
+                       " skipped, " + std::to_string(counts.partial) + " partial, " + std::to_string(counts.full) +
+                       " full), tiles that differ",
                    wrong_tiles, 0),
         make_check(c.id, "row_max_as_core", on + "row " + std::to_string(row) + "'s running maximum after each key tile vs the core's, relative",
                    m_error, 1e-5),
         make_check(c.id, "row_sum_as_core", on + "row " + std::to_string(row) + "'s running sum after each key tile vs the core's, relative",
                    l_error, 1e-5),
     };
+}
+
+KernelCase figure_case(const KernelShape& shape, const MaskSpec& mask) {
+    require_valid(mask);
+    if (shape.B < 1 || shape.Hq < 1 || shape.Hkv < 1 || shape.D < 1)
+        throw InputError("a figure's shape needs B, Hq, Hkv and D of at least 1");
+    if (shape.Hq % shape.Hkv != 0)
+        throw InputError("the " + std::to_string(shape.Hq) + " query heads do not divide among " + std::to_string(shape.Hkv) + " KV heads");
+    if (mask.T != shape.T || mask.S != shape.S)
+        throw InputError("the mask is " + std::to_string(mask.T) + " x " + std::to_string(mask.S) + " but the shape's T x S is " +
+                         std::to_string(shape.T) + " x " + std::to_string(shape.S));
+    // The figures go up to 2^26 query-key pairs a head: inputs of at most a few hundred MB.
+    if (shape.B * shape.Hq * shape.T * shape.D > (std::int64_t(1) << 26) ||
+        shape.B * shape.Hkv * shape.S * shape.D > (std::int64_t(1) << 26))
+        throw InputError("a figure's q, k or v may hold at most 2^26 numbers");
+    KernelCase c = make_case("figure", "the figure's shape, " + mask_kind_name(mask.kind) + ", T = " + std::to_string(shape.T) +
+                                           ", S = " + std::to_string(shape.S),
+                             shape, mask);
+    c.seed += std::uint64_t(shape.Hq * 31 + shape.D);
+    return c;
+}
+
+std::vector<CheckRecord> check_kernel_sample(const KernelCase& c, const std::string& kernel, const std::vector<float>& out,
+                                             std::int64_t rows) {
+    const KernelShape& s = c.shape;
+    const std::int64_t all = s.B * s.Hq * s.T;
+    rows = std::clamp<std::int64_t>(rows, 1, all);
+    const KernelInputs in = kernel_inputs(c);
+    const bool sized = out.size() == std::size_t(all * s.D);
+    double error = sized ? 0.0 : INFINITY, fp32_error = 0, largest = 0;
+    for (std::int64_t i = 0; i < rows; ++i) {
+        // The first and the last row and evenly between: [B * Hq * T] flattened.
+        const std::int64_t at = rows == 1 ? 0 : i * (all - 1) / (rows - 1);
+        const std::int64_t t = at % s.T, head = (at / s.T) % s.Hq, batch = at / (s.T * s.Hq);
+        const OnlineSoftmaxRow reference = online_softmax_steps(c, in, s.S, batch, head, t);
+        // The same row in fp32, as the fp32 reference computes it: scores, softmax (with
+        // the sink), weighted sum.
+        const std::int64_t kv_head = head / (s.Hq / s.Hkv);
+        const float* q = &in.q[std::size_t(at * s.D)];
+        const float scale = float(1.0 / std::sqrt(double(s.D)));
+        std::vector<float> scores(std::size_t(s.S), -INFINITY);
+        float top = in.sinks.empty() ? -INFINITY : in.sinks[std::size_t(head)];
+        for (std::int64_t key = 0; key < s.S; ++key) {
+            if (reference.scores[std::size_t(key)] == -INFINITY) continue;
+            const float* k = &in.k[std::size_t(((batch * s.Hkv + kv_head) * s.S + key) * s.D)];
+            float dot = 0;
+            for (std::int64_t d = 0; d < s.D; ++d) dot += q[d] * k[d];
+            scores[std::size_t(key)] = dot * scale;
+            top = std::max(top, scores[std::size_t(key)]);
+        }
+        float total = in.sinks.empty() ? 0.0f : std::exp(in.sinks[std::size_t(head)] - top);
+        for (float score : scores) total += score == -INFINITY ? 0.0f : std::exp(score - top);
+        std::vector<float> fp32(std::size_t(s.D), 0.0f);
+        for (std::int64_t key = 0; key < s.S && total > 0; ++key) {
+            if (scores[std::size_t(key)] == -INFINITY) continue;
+            const float p = std::exp(scores[std::size_t(key)] - top) / total;
+            const float* v = &in.v[std::size_t(((batch * s.Hkv + kv_head) * s.S + key) * s.D)];
+            for (std::int64_t d = 0; d < s.D; ++d) fp32[std::size_t(d)] += p * v[d];
+        }
+        for (std::int64_t d = 0; d < s.D; ++d) {
+            const double want = reference.out[std::size_t(d)];
+            largest = std::max(largest, std::abs(want));
+            fp32_error = worse_error(fp32_error, std::abs(double(fp32[std::size_t(d)]) - want));
+            if (sized) error = worse_error(error, std::abs(double(out[std::size_t(at * s.D + d)]) - want));
+        }
+    }
+    const double tolerance = attention_tolerance(fp32_error, output_rounding_floor(kFp32OutputUnit, largest));
+    return {make_check(c.id, "out_matches_core_sampled",
+                       kernel + " on " + c.what + ": output vs the core's fp64 attention on " + std::to_string(rows) + " of " +
+                           std::to_string(all) + " query rows",
+                       error, tolerance)};
 }
 
 }  // namespace anatomy

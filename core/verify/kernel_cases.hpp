@@ -11,6 +11,9 @@
 //   check_tile_record(case, ...)    a flash kernel's record of the tiles it computed
 //                                   and of one row's running maximum and sum, against
 //                                   the core's tile rule and softmax
+//   figure_case(shape, mask)        a case of the page's choosing (the notebook's figures)
+//   check_kernel_sample(case, ...)  the output on a sample of rows, for sizes whose whole
+//                                   reference would take long
 //
 // Tolerance (core/bench/harness.hpp's one rule, the GPU's floor): against the fp64
 // reference, a kernel may be off by twice what the fp32 reference is off on the same
@@ -53,6 +56,12 @@ struct KernelCase {
 const std::vector<KernelCase>& kernel_cases();
 const KernelCase& kernel_case(const std::string& id);  // throws InputError for an unknown id
 
+// A case of the page's choosing, id "figure": the notebook's flash-tile figure (one head
+// over the mask gallery's mask) and its cost figure (a causal mask at growing sizes). No
+// sinks, no blind row; the seed follows the shape. Throws InputError for a mask that
+// does not fit the shape or a shape whose query heads do not divide among its KV heads.
+KernelCase figure_case(const KernelShape& shape, const MaskSpec& mask);
+
 struct KernelInputs {
     std::vector<float> q, k, v;         // N(0, 1) from SplitMix64(seed): q, then k and v
     std::vector<float> sinks;           // [Hq] N(0, 1) + 1, or empty
@@ -86,12 +95,25 @@ std::vector<std::int32_t> visible_key_ranges(const MaskSpec& spec);
 std::vector<CheckRecord> check_kernel_output(const KernelCase& kernel_case, const std::string& kernel,
                                              const std::vector<float>& out, const std::vector<float>* probs);
 
+// check_kernel_output's out_matches_core on `rows` query rows only (the first, the last
+// and evenly spaced between, over every sequence and head), the references computed for
+// those rows alone; the tolerance is the same rule on the sampled rows.
+//   out_matches_core_sampled
+std::vector<CheckRecord> check_kernel_sample(const KernelCase& kernel_case, const std::string& kernel,
+                                             const std::vector<float>& out, std::int64_t rows);
+
+// A flash kernel's tile record, as v1 flash writes it (kernel_tile_state below).
+inline constexpr std::uint32_t kKernelTilePartial = 1;  // computed, the mask applied cell by cell
+inline constexpr std::uint32_t kKernelTileSkipped = 2;  // never loaded
+inline constexpr std::uint32_t kKernelTileFull = 3;     // computed without the mask: every cell visible
+std::uint32_t kernel_tile_state(TileState state);
+
 // A flash kernel's tile record for head (batch, head), query tiles of tile_q rows and
-// key tiles of tile_k keys: `states` (rows x cols, row-major) 1 computed or 2 skipped;
+// key tiles of tile_k keys: `states` (rows x cols, row-major) as above;
 // `trace` the (m, l) of query row `row` after each key tile, scores already scaled.
-//   tiles_as_core       tiles whose state differs from classify_tiles (skipped or not): 0
-//   row_max_as_core     the final m against the row's largest visible score (fp64), 1e-5 relative
-//   row_sum_as_core     the final l against sum exp(score - m) over the row's visible keys, 1e-5 relative
+//   tiles_as_core       tiles whose state differs from classify_tiles (skipped, partial, full): 0
+//   row_max_as_core     m after each key tile against online_softmax_steps' (fp64), 1e-5 relative
+//   row_sum_as_core     l after each key tile against online_softmax_steps', 1e-5 relative
 std::vector<CheckRecord> check_tile_record(const KernelCase& kernel_case, std::int64_t tile_q, std::int64_t tile_k,
                                            std::int64_t batch, std::int64_t head, std::int64_t row,
                                            const std::vector<std::uint32_t>& states, const std::vector<float>& trace);

@@ -2,6 +2,7 @@
 // a kernel that computes the core's attention in fp32 passes every case; one output
 // off by 1e-3, a NaN, a hidden cell given weight, a short output and a wrong tile or
 // running sum each fail the check named for it.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -12,6 +13,7 @@
 #include "ops/attention.hpp"
 #include "host_attention.hpp"
 #include "verify/kernel_cases.hpp"
+#include "verify/online_softmax_steps.hpp"
 
 using namespace anatomy;
 using test::HostRun;
@@ -92,7 +94,7 @@ TEST_CASE("the tile record is held to the core's tile rule and to the row's runn
     std::vector<TileState> core_states;
     const TileCounts counts = classify_tiles(c.mask, tile_q, tile_k, &core_states);
     std::vector<std::uint32_t> states;
-    for (TileState s : core_states) states.push_back(s == TileState::skipped ? 2u : 1u);
+    for (TileState s : core_states) states.push_back(kernel_tile_state(s));
     // The row's (m, l) after each key tile, online, in fp32.
     const double scale = 1.0 / std::sqrt(double(c.shape.D));
     std::vector<float> trace;
@@ -117,10 +119,73 @@ TEST_CASE("the tile record is held to the core's tile rule and to the row's runn
         CHECK(r.passed);
     }
     std::vector<std::uint32_t> wrong = states;
-    wrong[5] = wrong[5] == 1u ? 2u : 1u;
+    wrong[5] = wrong[5] == kKernelTileSkipped ? kKernelTilePartial : kKernelTileSkipped;
     CHECK_FALSE(named(check_tile_record(c, tile_q, tile_k, 0, head, row, wrong, trace), "tiles_as_core").passed);
+    // A full tile recorded as computed with the mask is a wrong tile too.
+    REQUIRE(counts.full > 0);
+    std::vector<std::uint32_t> masked_full = states;
+    *std::find(masked_full.begin(), masked_full.end(), kKernelTileFull) = kKernelTilePartial;
+    CHECK_FALSE(named(check_tile_record(c, tile_q, tile_k, 0, head, row, masked_full, trace), "tiles_as_core").passed);
     std::vector<float> unscaled = trace;
     unscaled[unscaled.size() - 1] *= 1.001f;
     CHECK_FALSE(named(check_tile_record(c, tile_q, tile_k, 0, head, row, states, unscaled), "row_sum_as_core").passed);
     CHECK_THROWS_AS(check_tile_record(kernel_case("blind-row"), 16, 16, 0, 0, 0, states, trace), InputError);
+}
+
+TEST_CASE("a row's online softmax, tile by tile, ends on the plain softmax and the core's attention") {
+    for (const char* id : {"sink-window-sinks", "document", "tinyllama-group8"}) {
+        CAPTURE(id);
+        const KernelCase& c = kernel_case(id);
+        const KernelInputs in = kernel_inputs(c);
+        const HostRun host = host_attention(c.shape, in);  // fp32, written apart from the core
+        const std::int64_t head = c.shape.Hq - 1, row = c.shape.T - 1;
+        for (std::int64_t tile_k : {std::int64_t(7), std::int64_t(16), c.shape.S}) {
+            const OnlineSoftmaxRow steps = online_softmax_steps(c, in, tile_k, 0, head, row);
+            REQUIRE(steps.steps.size() == std::size_t((c.shape.S + tile_k - 1) / tile_k));
+            // The last step's acc / l, the sink folded in, against the plain softmax's output.
+            const OnlineSoftmaxStep& last = steps.steps.back();
+            const double top = std::max(last.m, steps.sink);
+            const double rescale = std::exp(last.m - top);
+            const double l = last.l * rescale + (std::isinf(steps.sink) ? 0.0 : std::exp(steps.sink - top));
+            for (std::int64_t d = 0; d < c.shape.D; ++d) {
+                CHECK(last.acc[std::size_t(d)] * rescale / l == doctest::Approx(steps.out[std::size_t(d)]).epsilon(1e-12));
+                CHECK(std::abs(steps.out[std::size_t(d)] - host.out[std::size_t(((head * c.shape.T) + row) * c.shape.D + d)]) < 1e-5);
+            }
+            for (std::int64_t key = 0; key < c.shape.S; ++key)
+                CHECK(std::abs(steps.probs[std::size_t(key)] - host.probs[std::size_t(((head * c.shape.T) + row) * c.shape.S + key)]) < 1e-6);
+            // m never falls, and a rescale is e^(m before - m after).
+            for (std::size_t j = 1; j < steps.steps.size(); ++j) {
+                CHECK(steps.steps[j].m >= steps.steps[j - 1].m);
+                if (steps.steps[j].visible > 0 && steps.steps[j - 1].l > 0)
+                    CHECK(steps.steps[j].rescale == doctest::Approx(std::exp(steps.steps[j - 1].m - steps.steps[j].m)));
+            }
+        }
+    }
+    CHECK_THROWS_AS(online_softmax_steps(kernel_case("full"), kernel_inputs(kernel_case("full")), 0, 0, 0, 0), InputError);
+    CHECK_THROWS_AS(online_softmax_steps(kernel_case("full"), kernel_inputs(kernel_case("full")), 8, 0, 4, 0), InputError);
+}
+
+TEST_CASE("a figure's case is checked on a sample of rows: the fp32 attention passes, one value off fails") {
+    MaskSpec mask;
+    mask.kind = MaskKind::sliding_window;
+    mask.T = 48;
+    mask.S = 80;
+    mask.window = 20;
+    const KernelCase c = figure_case({2, 4, 2, 48, 80, 16}, mask);
+    const HostRun run = host_attention(c.shape, kernel_inputs(c));
+    const std::vector<float> out(run.out.begin(), run.out.end());
+    CHECK(named(check_kernel_sample(c, "host", out, 16), "out_matches_core_sampled").passed);
+    // The sample's first and last rows are the output's first and last.
+    for (std::size_t at : {std::size_t(0), out.size() - 1}) {
+        std::vector<float> off = out;
+        off[at] += 1e-3f;
+        CHECK_FALSE(check_kernel_sample(c, "host", off, 16).front().passed);
+    }
+    std::vector<float> nan = out;
+    nan[0] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(check_kernel_sample(c, "host", nan, 16).front().passed);
+    CHECK_FALSE(check_kernel_sample(c, "host", std::vector<float>(out.size() - 1), 16).front().passed);
+    // A mask of another size, or heads that do not divide, are refused.
+    CHECK_THROWS_AS(figure_case({1, 4, 2, 48, 81, 16}, mask), InputError);
+    CHECK_THROWS_AS(figure_case({1, 3, 2, 48, 80, 16}, mask), InputError);
 }

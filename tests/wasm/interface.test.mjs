@@ -82,7 +82,13 @@ const modules = {
   attention_judge: { load: loadJudge, options: {} },
   attention_kernel_checks: {
     load: loadKernelChecks,
-    options: { checkTileRecord: "Parameters<KernelChecks['checkTileRecord']>[1]", DeviceSuite: "Parameters<KernelChecks['deviceSuite']>[0]" },
+    options: {
+      checkTileRecord: "Parameters<KernelChecks['checkTileRecord']>[1]",
+      DeviceSuite: "Parameters<KernelChecks['deviceSuite']>[0]",
+      figureCase: 'FigureCase',
+      'figureCase.shape': "FigureCase['shape']",
+      rowSteps: "Parameters<KernelChecks['rowSteps']>[1]",
+    },
   },
 };
 // Modules the page's TypeScript does not call through options objects.
@@ -99,7 +105,7 @@ import type { RawSession as RawTrainedSession, TrainedSession } from './trained-
 import type { TrainingOptions } from './train-core';
 import type { DiffOptions, SeedOptions, TraceViewerModule } from './trace-viewer-core';
 import type { Judge } from './judge-core';
-import type { KernelChecks, SuiteRound } from './kernel-checks-core';
+import type { FigureCase, KernelChecks, SuiteRound } from './kernel-checks-core';
 `;
 
 /** Each expression's property names, and which of them are optional, as TypeScript's checker sees them. */
@@ -167,6 +173,9 @@ const results = {
   'attention_kernel_checks checkKernelOutput': { type: "ReturnType<KernelChecks['checkKernelOutput']>[number]" },
   'attention_kernel_checks checkTileRecord': { type: "ReturnType<KernelChecks['checkTileRecord']>[number]" },
   'attention_kernel_checks tileCounts': { type: "ReturnType<KernelChecks['tileCounts']>" },
+  'attention_kernel_checks rowSteps': { type: "ReturnType<KernelChecks['rowSteps']>" },
+  'attention_kernel_checks rowSteps step': { type: "ReturnType<KernelChecks['rowSteps']>['steps'][number]" },
+  'attention_kernel_checks checkKernelSample': { type: "ReturnType<KernelChecks['checkKernelSample']>[number]" },
   'attention_kernel_checks DeviceSuite.run': { type: 'SuiteRound' },
 };
 
@@ -290,6 +299,11 @@ async function resultRuns() {
   out['attention_kernel_checks tileCounts'] = counts;
   out['attention_kernel_checks checkTileRecord'] = json(kernels.checkTileRecord(kernelCase.id, { tile_q: 4, tile_k: 4, batch: 0, head: 0, row: 0 },
     new Uint32Array(counts.rows * counts.cols), new Float32Array(counts.cols * 2)))[0];
+  const figure = { shape: { B: 1, Hq: 1, Hkv: 1, T: 20, S: 20, D: 8 }, mask: { kind: 'sliding_window', T: 20, S: 20, window: 6 } };
+  const steps = json(kernels.rowSteps(figure, { tile_k: 8, batch: 0, head: 0, row: 12 }));
+  out['attention_kernel_checks rowSteps'] = steps;
+  out['attention_kernel_checks rowSteps step'] = steps.steps[1];
+  out['attention_kernel_checks checkKernelSample'] = json(kernels.checkKernelSample(figure, 'zeros', new Float32Array(160), 4))[0];
   const suite = new kernels.DeviceSuite({ sinks: false });
   out['attention_kernel_checks DeviceSuite.run'] = json(suite.run());
   suite.delete();

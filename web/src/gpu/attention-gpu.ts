@@ -43,7 +43,7 @@ export interface TileRecord {
   /** Query tiles down and key tiles across. */
   rows: number;
   cols: number;
-  /** [rows, cols]: 1 computed, 2 skipped. */
+  /** [rows, cols]: 1 computed with the mask, 2 skipped, 3 computed without it (every cell visible). */
   states: Uint32Array;
   /** [cols, 2]: the row's (m, l) after each key tile. */
   trace: Float32Array;
@@ -73,6 +73,10 @@ export type SourceEdit = (source: string, version: KernelVersion) => string;
 export interface RunOptions {
   record?: TileRecordRequest;
   edit?: SourceEdit;
+  /** v1_flash's tile sizes instead of chooseTiles' (the notebook draws the gallery's); tilesProblem says if they fit. */
+  tiles?: Tiles;
+  /** v0_eager: leave its probabilities on the device (a timed run reads back the output only). */
+  skipProbs?: boolean;
 }
 
 /** The largest head size the kernels hold in an invocation's registers. */
@@ -89,6 +93,17 @@ export function chooseTiles(limits: GPUSupportedLimits, D: number): Tiles | null
   const rows = Math.min(64, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   for (let keys = 64; keys >= 1; keys /= 2)
     if (2 * keys * D * 4 + rows * 4 + 16 <= limits.maxComputeWorkgroupStorageSize) return { rows, keys };
+  return null;
+}
+
+/** What keeps v1_flash from running with `tiles` on this adapter, in one sentence; null when they fit. */
+export function tilesProblem(limits: GPUSupportedLimits, D: number, tiles: Tiles): string | null {
+  const most = Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  if (!Number.isInteger(tiles.rows) || tiles.rows < 1 || tiles.rows > most)
+    return `a tile of ${tiles.rows} query rows needs as many invocations in a workgroup; this adapter allows ${most}`;
+  const bytes = 2 * tiles.keys * D * 4 + tiles.rows * 4 + 16;
+  if (!Number.isInteger(tiles.keys) || tiles.keys < 1 || bytes > limits.maxComputeWorkgroupStorageSize)
+    return `K and V tiles of ${tiles.keys} keys at head size ${D} need ${bytes} bytes of workgroup storage; this adapter has ${limits.maxComputeWorkgroupStorageSize}`;
   return null;
 }
 
@@ -242,14 +257,16 @@ function shapeUniform(shape: AttentionShape, fields: { hasSinks: boolean; splits
 export async function runAttention(gpu: Gpu, version: KernelVersion, shape: AttentionShape, inputs: AttentionInputs,
   options: RunOptions = {}): Promise<AttentionRun> {
   if (gpu.lostReason) throw new Error(gpu.lostReason);
-  const problem = shapeProblem(gpu, version, shape) ?? inputsProblem(shape, inputs);
+  const problem = shapeProblem(gpu, version, shape) ?? inputsProblem(shape, inputs) ??
+    (version === 'v1_flash' && options.tiles ? tilesProblem(gpu.limits, shape.D, options.tiles) : null);
   if (problem) throw new Error(problem);
   const record = version === 'v1_flash' ? options.record ?? null : null;
   if (record && (record.batch >= shape.B || record.head >= shape.Hq || record.row >= shape.T))
     throw new Error(`the tile record's head (${record.batch}, ${record.head}) or row ${record.row} is outside the shape`);
   const { device } = gpu;
   const { B, Hq, Hkv, T, S, D } = shape;
-  const tiles = chooseTiles(gpu.limits, D)!;
+  const tiles = (version === 'v1_flash' ? options.tiles : undefined) ?? chooseTiles(gpu.limits, D)!;
+  const readProbs = version === 'v0_eager' && !options.skipProbs;
   const splits = version === 'v2_decode' ? decodeSplits(S) : null;
   const chunk = splits ? Math.ceil(S / splits) : 0;
   const tileRows = Math.ceil(T / tiles.rows), tileCols = Math.ceil(S / tiles.keys);
@@ -315,7 +332,7 @@ export async function runAttention(gpu: Gpu, version: KernelVersion, shape: Atte
     }
     pass.end();
     // Everything read back goes through mappable copies.
-    const results = version === 'v0_eager' ? [out, writable[1]] : version === 'v1_flash' && record ? writable : [out];
+    const results = readProbs ? [out, writable[1]] : version === 'v1_flash' && record ? writable : [out];
     const staging = results.map((b) => {
       const copy = buffer(b.size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
       encoder.copyBufferToBuffer(b, 0, copy, 0, b.size);
@@ -336,7 +353,7 @@ export async function runAttention(gpu: Gpu, version: KernelVersion, shape: Atte
     }));
     return {
       out: new Float32Array(read[0], 0, B * Hq * T * D),
-      probs: version === 'v0_eager' ? new Float32Array(read[1], 0, B * Hq * T * S) : null,
+      probs: readProbs ? new Float32Array(read[1], 0, B * Hq * T * S) : null,
       record: version === 'v1_flash' && record
         ? { rows: tileRows, cols: tileCols, states: new Uint32Array(read[1], 0, tileRows * tileCols), trace: new Float32Array(read[2], 0, tileCols * 2) }
         : null,

@@ -32,6 +32,50 @@ export interface KernelInputs {
   ranges: Int32Array;
 }
 
+/** A case of the page's own (the notebook's figures): any shape, any mask the core knows. */
+export interface FigureCase {
+  shape: KernelCase['shape'];
+  mask: MaskSpec;
+}
+
+/** A case: a named one's id, or the page's own. */
+export type CaseRef = string | FigureCase;
+
+/** One key tile of a row's online softmax (core/verify/online_softmax_steps.hpp); null for -infinity. */
+export interface SoftmaxStep {
+  first: number;
+  last: number;
+  visible: number;
+  tile_max: number | null;
+  m: number | null;
+  l: number;
+  rescale: number;
+  acc: number[];
+}
+
+/** One query row, tile by tile, in fp64, and its plain softmax at once. */
+export interface RowSteps {
+  batch: number;
+  head: number;
+  row: number;
+  tile_k: number;
+  /** [S]: q . k / sqrt(D), null where the row does not see the key. */
+  scores: (number | null)[];
+  sink: number | null;
+  steps: SoftmaxStep[];
+  /** [S]: the plain softmax of the whole row. */
+  probs: number[];
+  /** [D]: sum of probs times v. */
+  out: number[];
+}
+
+export interface RowStepsPlace {
+  tile_k: number;
+  batch: number;
+  head: number;
+  row: number;
+}
+
 /** Where a flash kernel's tile record was taken. */
 export interface TileRecordPlace {
   tile_q: number;
@@ -86,10 +130,13 @@ export interface RawDeviceSuite {
 export interface KernelChecks {
   deviceSuite(options: DeviceSuiteOptions): DeviceSuite;
   kernelCases(): KernelCase[];
-  kernelInputs(id: string): KernelInputs;
-  checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): CheckRecord[];
-  checkTileRecord(id: string, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): CheckRecord[];
-  tileCounts(id: string, tileQ: number, tileK: number): TileCounts;
+  kernelInputs(id: CaseRef): KernelInputs;
+  checkKernelOutput(id: CaseRef, kernel: string, out: Float32Array, probs: Float32Array | null): CheckRecord[];
+  /** The output on `rows` query rows only, for sizes whose whole reference would take long. */
+  checkKernelSample(id: CaseRef, kernel: string, out: Float32Array, rows: number): CheckRecord[];
+  checkTileRecord(id: CaseRef, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): CheckRecord[];
+  tileCounts(id: CaseRef, tileQ: number, tileK: number): TileCounts;
+  rowSteps(id: CaseRef, place: RowStepsPlace): RowSteps;
   /** Each query row's visible keys under `spec`, [T, 4], as the kernels take them. */
   maskRanges(spec: MaskSpec): Int32Array;
 }
@@ -97,10 +144,12 @@ export interface KernelChecks {
 export type RawKernelChecks = {
   DeviceSuite: new (options: DeviceSuiteOptions) => RawDeviceSuite;
   kernelCases(): string;
-  kernelInputs(id: string): KernelInputs | { error: string };
-  checkKernelOutput(id: string, kernel: string, out: Float32Array, probs: Float32Array | null): string;
-  checkTileRecord(id: string, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): string;
-  tileCounts(id: string, tileQ: number, tileK: number): string;
+  kernelInputs(id: CaseRef): KernelInputs | { error: string };
+  checkKernelOutput(id: CaseRef, kernel: string, out: Float32Array, probs: Float32Array | null): string;
+  checkKernelSample(id: CaseRef, kernel: string, out: Float32Array, rows: number): string;
+  checkTileRecord(id: CaseRef, place: TileRecordPlace, states: Uint32Array, trace: Float32Array): string;
+  tileCounts(id: CaseRef, tileQ: number, tileK: number): string;
+  rowSteps(id: CaseRef, place: RowStepsPlace): string;
   maskRanges(spec: MaskSpec): Int32Array | { error: string };
 };
 
@@ -130,7 +179,9 @@ export const loadKernelChecks = moduleLoader(createKernelChecks, wasmUrl, (modul
       return inputs;
     },
     checkKernelOutput: (id, kernel, out, probs) => unwrap(raw.checkKernelOutput(id, kernel, out, probs)),
+    checkKernelSample: (id, kernel, out, rows) => unwrap(raw.checkKernelSample(id, kernel, out, rows)),
     checkTileRecord: (id, place, states, trace) => unwrap(raw.checkTileRecord(id, place, states, trace)),
+    rowSteps: (id, place) => unwrap(raw.rowSteps(id, place)),
     tileCounts: (id, tileQ, tileK) => unwrap(raw.tileCounts(id, tileQ, tileK)),
     maskRanges: (spec) => {
       const ranges = raw.maskRanges(spec);

@@ -10,6 +10,7 @@
 // as the kernels take them, from the core.
 import '../styles/main.css';
 import './gpu.css';
+import '../styles/check-table.css';
 import { el, setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';

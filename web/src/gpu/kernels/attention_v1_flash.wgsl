@@ -4,9 +4,10 @@
 // rows into workgroup memory together, then each scores its row against them and
 // folds the tile into its running maximum m, sum l and unnormalised output acc
 // (online_softmax.wgsl), and at the end out = acc / l, after folding in the sink's
-// logit, if any. A tile
-// that no row of the workgroup may see (the core's tile rule, from the rows' ranges)
-// is skipped whole: its keys are never loaded.
+// logit, if any. The core's tile rule (classify_tiles), from the rows' ranges: a tile
+// that no row of the workgroup may see is skipped whole (its keys are never loaded); a
+// tile whose every cell is visible (rows past T and keys past S aside) is computed
+// without looking at the mask; only the tiles the mask's edge crosses apply it.
 // Constants set by the host when it builds the pipeline: BR rows per workgroup, BC keys
 // per tile, DH the head size, RECORD whether the tile record is written. With RECORD
 // false its code is compiled out: the record costs nothing when off.
@@ -23,15 +24,16 @@
 @group(0) @binding(5) var<storage, read> ranges: array<vec4<i32>>;
 @group(0) @binding(6) var<storage, read_write> out: array<f32>;
 // The tile record, for head (record_batch, record_head): per tile of (query tile,
-// key tile) 1 computed or 2 skipped (0: never reached); for query row record_row,
-// the running (m, l) after each key tile.
+// key tile) 1 computed with the mask, 2 skipped, 3 computed without it (0: never
+// reached; core/verify/kernel_cases.hpp names them); for query row record_row, the
+// running (m, l) after each key tile.
 @group(0) @binding(7) var<storage, read_write> tile_states: array<u32>;
 @group(0) @binding(8) var<storage, read_write> row_trace: array<vec2<f32>>;
 
 var<workgroup> k_tile: array<f32, BC * DH>;
 var<workgroup> v_tile: array<f32, BC * DH>;
-var<workgroup> row_sees: array<u32, BR>;
-var<workgroup> tile_seen: u32;
+var<workgroup> row_sees: array<u32, BR>;   // per row: 1 sees some key of the tile, 2 every key
+var<workgroup> tile_seen: u32;             // 0 skipped, 1 some cell visible, 2 every cell
 
 @compute @workgroup_size(BR)
 fn flash(@builtin(workgroup_id) group_id: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
@@ -56,22 +58,29 @@ fn flash(@builtin(workgroup_id) group_id: vec3<u32>, @builtin(local_invocation_i
   for (var tile = 0u; tile < key_tiles; tile++) {
     let first = tile * BC;
     let last = min(shape.S, first + BC);
-    // Does any row of the workgroup see a key of this tile?
-    row_sees[lane] = select(0u, 1u, owns_row && sees_any(my_ranges, first, last));
+    // Does any row of the workgroup see a key of this tile, and does every row see them all?
+    // (An invocation past T has no row: it neither sees nor stops the tile being full.)
+    row_sees[lane] = select(select(0u, select(1u, 2u, sees_all(my_ranges, first, last)), sees_any(my_ranges, first, last)),
+                            2u, !owns_row);
     workgroupBarrier();
     if (lane == 0u) {
-      var seen = 0u;
-      for (var i = 0u; i < BR; i++) { seen = seen | row_sees[i]; }
-      tile_seen = seen;
+      var some_row = false;
+      var every_row = true;
+      for (var i = 0u; i < BR; i++) {
+        let owned = group_id.x * BR + i < shape.T;
+        some_row = some_row || (owned && row_sees[i] != 0u);
+        every_row = every_row && row_sees[i] == 2u;
+      }
+      tile_seen = select(0u, select(1u, 2u, every_row), some_row);
     }
     let seen = workgroupUniformLoad(&tile_seen);
     if (RECORD && recording && lane == 0u) {
-      tile_states[group_id.x * shape.tile_cols + tile] = select(2u, 1u, seen == 1u);
+      tile_states[group_id.x * shape.tile_cols + tile] = select(2u, select(1u, 3u, seen == 2u), seen != 0u);
     }
-    if (seen == 1u) {
+    if (seen != 0u) {
       load_tile(kv_base, first, last, lane, BR);
       workgroupBarrier();
-      if (owns_row) { fold_tile(&q_row, &acc, &running, my_ranges, first, last); }
+      if (owns_row) { fold_tile(&q_row, &acc, &running, my_ranges, first, last, seen == 1u); }
       workgroupBarrier();
     }
     if (RECORD && recording && owns_row && t == shape.record_row) { row_trace[tile] = vec2<f32>(running.m, running.l); }

@@ -56,7 +56,7 @@ fn decode_chunk(@builtin(workgroup_id) group_id: vec3<u32>, @builtin(local_invoc
     if (workgroupUniformLoad(&tile_seen) == 1u) {
       load_tile(kv_base, first, last, lane, GROUP_SIZE);
       workgroupBarrier();
-      if (serves_head) { fold_tile(&q_row, &acc, &running, my_ranges, first, last); }
+      if (serves_head) { fold_tile(&q_row, &acc, &running, my_ranges, first, last, true); }
       workgroupBarrier();
     }
   }

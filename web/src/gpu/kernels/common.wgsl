@@ -37,3 +37,11 @@ fn sees_any(ranges: vec4<i32>, first: u32, last: u32) -> bool {
   let b = i32(last);
   return (max(a, ranges.x) < min(b, ranges.y)) || (max(a, ranges.z) < min(b, ranges.w));
 }
+
+// Does the row see every key of [first, last)? (The two ranges never overlap.)
+fn sees_all(ranges: vec4<i32>, first: u32, last: u32) -> bool {
+  let a = i32(first);
+  let b = i32(last);
+  let seen = max(0, min(b, ranges.y) - max(a, ranges.x)) + max(0, min(b, ranges.w) - max(a, ranges.z));
+  return seen == b - a;
+}

@@ -6,6 +6,7 @@
 //   acc   = acc e^(m - m_new) + sum_j e^(s_j - m_new) v_j
 // A tile the row sees nothing of leaves all three as they were. q_row is already scaled
 // by 1/sqrt(D); a hidden key's score is the lowest f32, whose e^(s - m_new) is exactly 0.
+// `masked` false: every key of the tile is visible, and the mask is not looked at.
 
 // Keys first .. last - 1 of one KV head (its rows start at kv_base in k and v) into
 // k_tile and v_tile, the workgroup's `invocations` side by side (this one is `lane`);
@@ -25,13 +26,13 @@ struct Running {
 }
 
 fn fold_tile(q_row: ptr<function, array<f32, DH>>, acc: ptr<function, array<f32, DH>>, running: ptr<function, Running>,
-             ranges: vec4<i32>, first: u32, last: u32) {
+             ranges: vec4<i32>, first: u32, last: u32, masked: bool) {
   var p: array<f32, BC>;
   var tile_max = lowest;
   for (var j = 0u; j < BC; j++) {
     p[j] = lowest;
     let key = first + j;
-    if (key < last && sees(ranges, key)) {
+    if (key < last && (!masked || sees(ranges, key))) {
       var dot = 0.0;
       for (var d = 0u; d < DH; d++) { dot += (*q_row)[d] * k_tile[j * DH + d]; }
       p[j] = dot;

@@ -6,7 +6,7 @@ import { el } from '../../lib/dom';
 import { groupDigits } from '../../lib/words';
 import { downloadCanvasPng } from '../../lib/export';
 import { stateNames, swatch } from './mask-kinds';
-import { GridGeometry, StateGrid, StateStyle } from '../shared/state-grid';
+import { GridGeometry, StateGrid, tileStateStyles } from '../shared/state-grid';
 
 /** What the pictures show. */
 export interface MaskPicture {
@@ -24,10 +24,6 @@ export interface MaskPicture {
 // The cell-level picture needs a few pixels a cell: only up to this many rows and columns.
 export const cellLimit = 256;
 
-// Skipped tiles look like masked cells elsewhere on the page: light grey, hatched.
-const skippedStyle: StateStyle = { fill: '#e8e8ec', texture: 'hatch', ink: '#8a8a96' };
-const partialStyle: StateStyle = { fill: '#f2a03d', texture: 'dots', ink: '#7a3f00' };
-const fullStyle: StateStyle = { fill: '#3b4cc0', texture: 'solid' };
 const tileLineColor = '#e8590c';
 
 const stateMeaning = [
@@ -51,7 +47,7 @@ export class MaskFigure {
   constructor() {
     this.cellGrid = new StateGrid({
       label: 'The mask cell by cell: rows are queries, columns keys',
-      styles: [skippedStyle, partialStyle, fullStyle],
+      styles: tileStateStyles,
       maxHeight: 420,
       maxCellPx: 24,
       idleText: 'Point at a cell, or focus the picture and use the arrow keys, to read one query–key pair.',
@@ -64,7 +60,7 @@ export class MaskFigure {
     });
     this.tileGrid = new StateGrid({
       label: 'The tile map: one square per Br × Bc tile, skipped, partial or full',
-      styles: [skippedStyle, partialStyle, fullStyle],
+      styles: tileStateStyles,
       maxHeight: 560,
       maxCellPx: 40,
       idleText: 'Point at a tile, or focus the map and use the arrow keys, to read one tile.',

@@ -16,6 +16,17 @@ export interface StateStyle {
   ink?: string;                        // #rrggbb of the texture's lines or dots
 }
 
+/**
+ * A tile's three states, 0 skipped, 1 partial, 2 full, as the mask gallery and the flash
+ * kernel's tile figure draw them; skipped tiles look like masked cells elsewhere on the
+ * page: light grey, hatched.
+ */
+export const tileStateStyles: StateStyle[] = [
+  { fill: '#e8e8ec', texture: 'hatch', ink: '#8a8a96' },
+  { fill: '#f2a03d', texture: 'dots', ink: '#7a3f00' },
+  { fill: '#3b4cc0', texture: 'solid' },
+];
+
 export interface StateGridOptions {
   label: string;                       // accessible name of the canvas
   styles: StateStyle[];                // indexed by state
