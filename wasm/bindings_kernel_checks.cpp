@@ -73,7 +73,8 @@ KernelCase case_from_js(const emscripten::val& ref) {
     if (ref.isString()) return kernel_case(ref.as<std::string>());
     const json options = options_from_js(ref, figure_case_options);
     if (!options.contains("shape") || !options.contains("mask")) throw InputError("a figure's case needs a shape and a mask");
-    const json shape = parse_options(options["shape"].dump(), figure_shape_options);
+    const json& shape = options["shape"];
+    require_known_options(shape, figure_shape_options);
     const auto dimension = [&](const char* name) {
         const int value = int_option(shape, name, 0);
         if (value < 1) throw InputError(std::string("the shape's ") + name + " must be a whole number of at least 1");

@@ -10,20 +10,6 @@ namespace anatomy::wasm {
 
 namespace {
 
-// Rejects keys outside `known`, so a typo ("tokns") is an error rather than a silent default.
-void require_known_options(const json& options, const Options& known) {
-    if (!options.is_object()) throw InputError("options must be a JSON object, got " + options.dump());
-    for (const auto& item : options.items()) {
-        bool found = false;
-        std::string expected;
-        for (const char* key : known.names) {
-            found = found || item.key() == key;
-            expected += (expected.empty() ? "" : ", ") + std::string(key);
-        }
-        if (!found) throw InputError("unknown option '" + item.key() + "' (expected " + expected + ")");
-    }
-}
-
 // One JavaScript number as JSON: an integer when it is whole and held exactly.
 json number_from_js(double x) {
     constexpr double exact_limit = 9007199254740992.0;  // 2^53: every whole double up to it is exact
@@ -64,6 +50,21 @@ json json_from_js_at(const emscripten::val& value, int depth) {
 }
 
 }  // namespace
+
+// Rejects keys outside `known`, so a typo ("tokns") is an error rather than a silent default.
+void require_known_options(const json& options, const Options& known) {
+    if (!options.is_object()) throw InputError("options must be a JSON object, got " + options.dump());
+    for (const auto& item : options.items()) {
+        bool found = false;
+        std::string expected;
+        for (const char* key : known.names) {
+            found = found || item.key() == key;
+            expected += (expected.empty() ? "" : ", ") + std::string(key);
+        }
+        if (!found) throw InputError("unknown option '" + item.key() + "' (expected " + expected + ")");
+    }
+}
+
 
 // Parses `text` as a JSON object and rejects keys outside `known`.
 json parse_options(const std::string& text, const Options& known) {

@@ -40,6 +40,10 @@ json parse_options(const std::string& text, const Options& known);
 // The same for options passed as a JavaScript object.
 json options_from_js(const emscripten::val& options, const Options& known);
 
+// Throws InputError unless `options` is an object whose keys are all in `known` (an
+// object nested in another method's options).
+void require_known_options(const json& options, const Options& known);
+
 // A JavaScript value as the JSON that JSON.stringify would make of it: whole numbers
 // that a double holds exactly become integers (unsigned when not negative), as
 // nlohmann's parser reads them; typed arrays become lists; an object's undefined

@@ -216,7 +216,22 @@ const workerSafe: [string, RegExp][] = [
   ['wasm-runtime', /\/src\/lib\/(wasm-compile|early-start|wasm-result|core|safetensors)\.(ts|mjs)$/],
   ['wasm-urls', /\.wasm\?url$/],
 ];
+// The doors of the notebook's GPU figures, the page's GPU session and the adapter's
+// question in one chunk: all that a page without a GPU fetches of them (the GPU page
+// fetches it too, for the adapter's question).
+const gpuDoor: RegExp = /\/src\/(widgets\/shared\/gpu-gate|gpu\/gpu-session|gpu\/gpu-adapter)\.ts$/;
+// The shared charts in one chunk: every figure that draws one fetches them together
+// (line-chart's own code, log-log axes and the loss's bins are too small to be worth a
+// request each).
+// lib/dom.ts and lib/words.ts, which every page uses, stay a chunk of their own (else they
+// would join the charts' chunk and every page would fetch the charts at once).
+const charts: RegExp = /\/src\/widgets\/shared\/(line-chart|log-log-chart|loss-bins)\.ts$/;
+const pageHelpers: RegExp = /\/src\/lib\/(dom|words)\.ts$/;
 function workerSafeChunks(id: string): string | undefined {
+  if (gpuDoor.test(id)) return 'gpu-door';
+  if (charts.test(id)) return 'line-chart';
+  if (pageHelpers.test(id)) return 'dom';
+  if (id.includes('vite/preload-helper')) return 'preload-helper';  // its own chunk, as without manual chunks
   return workerSafe.find(([, pattern]) => pattern.test(id))?.[0];
 }
 
@@ -247,7 +262,7 @@ export default defineConfig({
       // The source reader's files (core-source-attention-*.js) apart from the widgets' code (attention-view-*.js).
       output: {
         chunkFileNames: (chunk) => (chunk.facadeModuleId?.startsWith('\0virtual:anatomy-source/') ? 'assets/core-source-[name]-[hash].js' : 'assets/[name]-[hash].js'),
-        manualChunks: workerSafeChunks,
+        manualChunks: workerSafeChunks,  // and the GPU figures' door (gpuDoor)
       },
     },
   },

@@ -2,6 +2,7 @@
 // (vendor, architecture, f16, subgroups), and its limits kept, since every shape is
 // checked against them before a dispatch. A browser without WebGPU, or one that
 // grants no adapter, gets a sentence saying so instead of an exception.
+import { askAdapter } from './gpu-adapter';
 
 export interface AdapterSummary {
   vendor: string;
@@ -48,17 +49,8 @@ const neededLimits = [
   'maxStorageBuffersPerShaderStage',
 ] as const;
 
-/** Asks the browser for a device; a sentence, never an exception, when there is none. */
-export async function openGpu(): Promise<GpuOrReason> {
-  if (typeof navigator === 'undefined' || !('gpu' in navigator) || !navigator.gpu)
-    return { unavailable: 'This browser has no WebGPU (navigator.gpu is missing).' };
-  let adapter: GPUAdapter | null;
-  try {
-    adapter = await navigator.gpu.requestAdapter();
-  } catch (error) {
-    return { unavailable: `The browser refused a WebGPU adapter: ${error instanceof Error ? error.message : String(error)}` };
-  }
-  if (!adapter) return { unavailable: 'The browser grants no WebGPU adapter here (none, or WebGPU is switched off).' };
+/** A device on `adapter`, with the limits the kernels need; a sentence, never an exception, when refused. */
+export async function openDevice(adapter: GPUAdapter): Promise<GpuOrReason> {
   const requiredLimits: Record<string, number> = {};
   for (const name of neededLimits) requiredLimits[name] = adapter.limits[name];
   let device: GPUDevice;
@@ -72,6 +64,12 @@ export async function openGpu(): Promise<GpuOrReason> {
     gpu.lostReason = `the GPU device was lost (${lost.reason}${lost.message ? `: ${lost.message}` : ''})`;
   });
   return { gpu };
+}
+
+/** Asks the browser for an adapter and a device on it; a sentence, never an exception, when there is none. */
+export async function openGpu(): Promise<GpuOrReason> {
+  const adapter = await askAdapter();
+  return typeof adapter === 'string' ? { unavailable: adapter } : openDevice(adapter);
 }
 
 /** "google swiftshader (software: its times are a CPU's), f32 only, subgroups of 4". */

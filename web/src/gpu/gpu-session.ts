@@ -1,75 +1,25 @@
 // The notebook's GPU, checked once for every figure that uses it: the browser is asked
 // for a WebGPU device; where one is granted, the kernels' checks (kernel-checks.ts) run
-// on it before any figure believes it. The figures wait for the verdict:
-//   none     no adapter (or no WebGPU): the reason, in one sentence
-//   failed   the device computes some case differently from the core: its rows
-//   passed   every check passed: the device, the core's checks module and the rows
-// Only gpu-device.ts is in this file's chunk: the kernels and the core's checks module
-// load once a device is granted, so a page without one fetches neither.
-import type { CheckRecord } from '../lib/core-types';
-import type { KernelChecks } from '../lib/kernel-checks-core';
-import { type Gpu, openGpu } from './gpu-device';
-import type { KernelCheckRow } from './kernel-checks';
+// on it before any figure believes it. The figures wait for the verdict (GpuVerdict,
+// kernel-checks.ts). Only the adapter's question is in this file's chunk: the device, the kernels and the
+// core's checks module load once an adapter is granted, so a page without one fetches
+// none of them.
+import { askAdapter } from './gpu-adapter';
+import type { GpuSession } from './kernel-checks';
 
-export type GpuVerdict =
-  | { kind: 'none'; reason: string }
-  | { kind: 'failed'; gpu: Gpu; checks: KernelChecks; rows: KernelCheckRow[]; failed: number; ms: number }
-  | { kind: 'passed'; gpu: Gpu; checks: KernelChecks; rows: KernelCheckRow[]; ms: number };
-
-export interface GpuSession {
-  /** The device, once granted (before its checks end); null without one. */
-  opened: Promise<{ gpu: Gpu } | { unavailable: string }>;
-  verdict: Promise<GpuVerdict>;
-  /** Calls `onRow` with every check row so far, then with each as it comes. */
-  watch(onRow: (row: KernelCheckRow) => void): void;
-}
+export type { GpuSession, GpuVerdict } from './kernel-checks';
 
 let session: GpuSession | null = null;
 
-/** The one session of the page: the first call opens the device and starts the checks. */
+/** The one session of the page: the first call asks for the adapter and, given one, opens it and starts the checks. */
 export function gpuSession(): GpuSession {
   if (session) return session;
-  const rows: KernelCheckRow[] = [];
-  const watchers: ((row: KernelCheckRow) => void)[] = [];
-  const opened = openGpu();
-  const verdict = (async (): Promise<GpuVerdict> => {
-    const started = performance.now();
-    const got = await opened;
-    if ('unavailable' in got) return { kind: 'none', reason: got.unavailable };
-    const [{ loadKernelChecks }, { runKernelChecks }] = await Promise.all([
-      import('../lib/kernel-checks-core'), import('./kernel-checks'),
-    ]);
-    const checks = await loadKernelChecks();
-    await runKernelChecks(got.gpu, checks, {
-      onRow: (row) => {
-        rows.push(row);
-        for (const watcher of watchers) watcher(row);
-      },
-    });
-    const ms = performance.now() - started;
-    const failed = rows.filter((r) => !r.record.passed).length;
-    return failed === 0
-      ? { kind: 'passed', gpu: got.gpu, checks, rows, ms }
-      : { kind: 'failed', gpu: got.gpu, checks, rows, failed, ms };
-  })();
+  const checked = askAdapter().then<string | GpuSession>(async (adapter) =>
+    (typeof adapter === 'string' ? adapter : (await import('./kernel-checks')).checkDevice(adapter)));
   session = {
-    opened,
-    verdict,
-    watch: (onRow) => {
-      for (const row of rows) onRow(row);
-      watchers.push(onRow);
-    },
+    opened: checked.then((c) => (typeof c === 'string' ? { unavailable: c } : c.opened)),
+    verdict: checked.then((c) => (typeof c === 'string' ? { kind: 'none', reason: c } : c.verdict)),
+    watch: (onRow) => void checked.then((c) => typeof c !== 'string' && c.watch(onRow)),
   };
   return session;
-}
-
-/** "max |error| 1.2e-7 ≤ 2.4e-7" for a record, as the checks' table prints it. */
-export function recordNumber(x: number | null): string {
-  return x === null ? 'inf' : Number.isFinite(x) ? x.toExponential(3) : String(x);
-}
-
-/** A record's row of the CLI's table: kernel, case, check, max |error|, tolerance, PASS or FAIL. */
-export function recordCells(record: CheckRecord, first: string[]): string[] {
-  return [...first, record.name, recordNumber(record.max_abs_error), `${record.relation} ${recordNumber(record.tolerance)}`,
-    record.passed ? 'PASS' : 'FAIL'];
 }

@@ -7,7 +7,7 @@
 import type { CheckRecord } from '../lib/core-types';
 import type { DeviceSuiteOptions, KernelCase, KernelChecks } from '../lib/kernel-checks-core';
 import { type KernelVersion, kernelVersions, runAttention, type SourceEdit } from './attention-gpu';
-import type { Gpu } from './gpu-device';
+import { type Gpu, type GpuOrReason, openDevice } from './gpu-device';
 
 export interface KernelCheckRow {
   version: KernelVersion;
@@ -108,4 +108,55 @@ export async function runSuiteOnDevice(gpu: Gpu, checks: KernelChecks,
   } finally {
     suite.delete();
   }
+}
+
+/**
+ * The verdict on a device (gpu-session.ts):
+ *   none     no adapter (or no WebGPU): the reason, in one sentence
+ *   failed   the device computes some case differently from the core: its rows
+ *   passed   every check passed: the device, the core's checks module and the rows
+ */
+export type GpuVerdict =
+  | { kind: 'none'; reason: string }
+  | { kind: 'failed'; gpu: Gpu; checks: KernelChecks; rows: KernelCheckRow[]; failed: number; ms: number }
+  | { kind: 'passed'; gpu: Gpu; checks: KernelChecks; rows: KernelCheckRow[]; ms: number };
+
+export interface GpuSession {
+  /** The device, once granted (before its checks end), or why there is none. */
+  opened: Promise<GpuOrReason>;
+  verdict: Promise<GpuVerdict>;
+  /** Calls `onRow` with every check row so far, then with each as it comes. */
+  watch(onRow: (row: KernelCheckRow) => void): void;
+}
+
+/** Opens a device on `adapter` and runs every kernel check on it: the session of a page that was granted one. */
+export function checkDevice(adapter: GPUAdapter): GpuSession {
+  const started = performance.now();
+  const rows: KernelCheckRow[] = [];
+  const watchers: ((row: KernelCheckRow) => void)[] = [];
+  const opened = openDevice(adapter);
+  const verdict = (async (): Promise<GpuVerdict> => {
+    const got = await opened;
+    if ('unavailable' in got) return { kind: 'none', reason: got.unavailable };
+    const checks = await (await import('../lib/kernel-checks-core')).loadKernelChecks();
+    await runKernelChecks(got.gpu, checks, {
+      onRow: (row) => {
+        rows.push(row);
+        for (const watcher of watchers) watcher(row);
+      },
+    });
+    const ms = performance.now() - started;
+    const failed = rows.filter((r) => !r.record.passed).length;
+    return failed === 0
+      ? { kind: 'passed', gpu: got.gpu, checks, rows, ms }
+      : { kind: 'failed', gpu: got.gpu, checks, rows, failed, ms };
+  })();
+  return {
+    opened,
+    verdict,
+    watch: (onRow) => {
+      for (const row of rows) onRow(row);
+      watchers.push(onRow);
+    },
+  };
 }

@@ -11,12 +11,13 @@
 import '../styles/main.css';
 import './gpu.css';
 import '../styles/check-table.css';
-import { el, setStatus } from '../lib/dom';
+import { setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';
 import { type AttentionInputs, type AttentionShape, chooseTiles, type KernelVersion, type RunOptions, runAttention, shapeProblem } from '../gpu/attention-gpu';
 import type { MaskSpec } from '../lib/core-types';
 import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks, runSuiteOnDevice } from '../gpu/kernel-checks';
+import { recordRow } from '../gpu/check-rows';
 import type { CheckRecord } from '../lib/core-types';
 
 const adapterLine = document.querySelector<HTMLElement>('#gpu-adapter')!;
@@ -25,23 +26,8 @@ const body = document.querySelector<HTMLTableSectionElement>('#gpu-checks tbody'
 const suiteSummary = document.querySelector<HTMLElement>('#gpu-suite-summary')!;
 const suiteBody = document.querySelector<HTMLTableSectionElement>('#gpu-suite tbody')!;
 
-const number = (x: number | null) => (x === null ? 'inf' : Number.isFinite(x) ? x.toExponential(3) : String(x));
-
-function rowOf({ version, kernelCase, record }: KernelCheckRow): HTMLElement {
-  return el('tr', { class: record.passed ? 'pass' : 'fail', title: record.compares },
-    el('td', {}, version), el('td', {}, kernelCase.id), el('td', {}, record.name),
-    el('td', { class: 'num' }, number(record.max_abs_error)),
-    el('td', { class: 'num' }, `${record.relation} ${number(record.tolerance)}`),
-    el('td', {}, record.passed ? 'PASS' : 'FAIL'));
-}
-
-function suiteRow(model: string, record: CheckRecord): HTMLElement {
-  return el('tr', { class: record.passed ? 'pass' : 'fail', title: record.compares },
-    el('td', {}, model), el('td', {}, record.id), el('td', {}, record.name),
-    el('td', { class: 'num' }, number(record.max_abs_error)),
-    el('td', { class: 'num' }, `${record.relation} ${number(record.tolerance)}`),
-    el('td', {}, record.passed ? 'PASS' : 'FAIL'));
-}
+const rowOf = ({ version, kernelCase, record }: KernelCheckRow) => recordRow(record, [version, kernelCase.id]);
+const suiteRow = (model: string, record: CheckRecord) => recordRow(record, [model, record.id]);
 
 async function main(): Promise<void> {
   const started = performance.now();

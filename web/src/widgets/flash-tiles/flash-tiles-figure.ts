@@ -29,7 +29,8 @@ import type { WidgetContext } from '../../lib/widget';
 import { count, groupDigits } from '../../lib/words';
 import { runAttention, tilesProblem } from '../../gpu/attention-gpu';
 import { describeAdapter, type Gpu } from '../../gpu/gpu-device';
-import { recordCells } from '../../gpu/gpu-session';
+import { recordRow } from '../../gpu/check-rows';
+import { gpuSession } from '../../gpu/gpu-session';
 import { GridGeometry, StateGrid, tileStateStyles } from '../shared/state-grid';
 
 /** One head of the tiny model's size. */
@@ -65,6 +66,13 @@ interface Computed {
 const fromKernel = [255, 1, 0, 2];
 
 const num = (x: number | null, digits = 4) => (x === null ? '−∞' : Number.isFinite(x) ? x.toFixed(digits) : String(x));
+
+/** Builds the figure on the GPU that passed its checks, or with the core on the CPU. */
+export async function mountFlashTiles(root: HTMLElement, context: WidgetContext, onGpu: boolean): Promise<void> {
+  const verdict = await gpuSession().verdict;
+  const checks = verdict.kind === 'none' ? await (await import('../../lib/kernel-checks-core')).loadKernelChecks() : verdict.checks;
+  new FlashTilesFigure(root, context, { gpu: onGpu && verdict.kind === 'passed' ? verdict.gpu : null, checks });
+}
 
 export class FlashTilesFigure {
   private readonly host: HTMLElement;
@@ -113,7 +121,12 @@ export class FlashTilesFigure {
     root.append(
       el('p', { class: 'flash-where', 'data-testid': 'flash-tiles-where' }, `Computed by ${where}.`),
       this.status,
-      el('div', { class: 'flash-map' }, el('p', { class: 'mask-panel-title' }, 'The kernel\'s tiles'), this.grid.root),
+      el('div', { class: 'flash-map' }, el('p', { class: 'mask-panel-title' }, device.gpu ? 'The kernel\'s tiles, from its record' : 'The tiles, by the core\'s rule'), this.grid.root,
+        el('p', { class: 'flash-legend' },
+          ...[['skipped', 'skipped: never loaded'], ['partial', 'computed with the mask'], ['full', 'computed without it']].flatMap(([state, text]) =>
+            [el('span', { class: `flash-swatch flash-swatch-${state}`, 'aria-hidden': 'true' }), ` ${text}   `]),
+          el('span', { class: 'flash-swatch flash-swatch-row', 'aria-hidden': 'true' }), ' the row\'s query tile   ',
+          el('span', { class: 'flash-swatch flash-swatch-step', 'aria-hidden': 'true' }), ' the key tile on show')),
       this.countsLine,
       this.agreement,
       el('div', { class: 'scroll-x', hidden: !device.gpu }, el('table', { class: 'check-table', 'data-testid': 'flash-tiles-checks' },
@@ -122,7 +135,7 @@ export class FlashTilesFigure {
       el('h4', { class: 'flash-row-title' }, 'One row, tile by tile'),
       el('div', { class: 'controls flash-controls' },
         labelled('Query row', this.rowInput),
-        el('div', { class: 'control flash-step' }, el('label', { for: this.stepInput.id }, 'Key tile'), prev, this.stepInput, next, this.stepLabel)),
+        el('div', { class: 'flash-step' }, el('label', { for: this.stepInput.id }, 'Key tile'), prev, this.stepInput, next, this.stepLabel)),
       this.formula,
       el('div', { class: 'scroll-x flash-steps-scroll', tabindex: 0, role: 'region', 'aria-label': 'The row\'s running maximum and sum after each key tile' },
         el('table', { class: 'check-table flash-steps', 'data-testid': 'flash-tiles-steps' },
@@ -233,8 +246,7 @@ export class FlashTilesFigure {
       : `The gallery predicts ${predicted.skipped} skipped, ${predicted.partial} partial and ${predicted.full} full: the record differs in ${count(differ, 'tile')}.`;
     this.agreement.classList.toggle('error', differ !== 0);
 
-    this.checksBody.replaceChildren(...c.records.map((r) => el('tr', { class: r.passed ? 'pass' : 'fail', title: r.compares },
-      ...recordCells(r, ['figure']).map((text, i) => el('td', { class: i === 2 || i === 3 ? 'num' : undefined }, text)))));
+    this.checksBody.replaceChildren(...c.records.map((r) => recordRow(r, ['figure'])));
     const failed = c.records.filter((r) => !r.passed).length;
     this.host.dataset.checksFailed = String(failed);
     const timing = c.ms === null ? '' : ` in ${c.ms.toFixed(1)} ms`;
@@ -252,8 +264,10 @@ export class FlashTilesFigure {
       tr.addEventListener('click', () => this.setStep(j));
       return tr;
     }));
+    // The step on show: the link's, else the last tile the row sees (where its softmax is complete).
     const saved = this.context.state.get('step');
-    this.setStep(saved === null || this.stepInput.dataset.touched ? cols - 1 : Number(saved), false);
+    const lastSeen = c.steps.steps.reduce((last, s, j) => (s.visible > 0 ? j : last), cols - 1);
+    this.setStep(saved === null || this.stepInput.dataset.touched ? lastSeen : Number(saved), false);
     this.writeEnding();
   }
 

@@ -1,27 +1,25 @@
-// "Run on your GPU": names the adapter the browser grants and shows the WebGPU kernels'
+// "Run on your GPU", once the browser has granted a device (shared/gpu-gate.ts says so
+// where it has not): names the adapter and shows the WebGPU kernels'
 // checks on it as attn verify prints them (kernel, case, check, max |error|, tolerance,
 // PASS or FAIL), one row as each comes back. The figures below (flash-tiles, gpu-cost)
 // wait for the same verdict (gpu/gpu-session.ts) and run on the device only if it passed.
-// The host gets data-adapter ("none" without one), data-checks, data-failed and data-ms
+// The host gets data-adapter (the gate sets data-gpu="none" without one), data-checks, data-failed and data-ms
 // (from asking for the device to the last check) and data-page-ms (from the page's start).
 import '../../styles/check-table.css';
 import { el, setStatus } from '../../lib/dom';
 import { describeAdapter } from '../../gpu/gpu-device';
-import { gpuSession, recordCells } from '../../gpu/gpu-session';
+import { recordRow } from '../../gpu/check-rows';
+import { gpuSession } from '../../gpu/gpu-session';
 
 export function mountGpuCheck(root: HTMLElement): void {
   const host = root.closest<HTMLElement>('[data-widget]') ?? root;
-  const adapterLine = el('p', { class: 'status', role: 'status', 'data-testid': 'gpu-check-adapter' }, 'Asking the browser for a GPU…');
+  const adapterLine = el('p', { class: 'status', role: 'status', 'data-testid': 'gpu-check-adapter' });
   const summary = el('p', { class: 'finding', 'data-testid': 'gpu-check-summary' });
   root.append(adapterLine, summary);
   const session = gpuSession();
 
   void session.opened.then((opened) => {
-    if ('unavailable' in opened) {
-      host.dataset.adapter = 'none';
-      setStatus(adapterLine, `No GPU here: ${opened.unavailable.replace(/\.$/, '').replace(/^./, (c) => c.toLowerCase())}, so the figures below show what the core computes on the CPU instead.`);
-      return;
-    }
+    if ('unavailable' in opened) return;
     const { adapter } = opened.gpu;
     host.dataset.adapter = `${adapter.vendor} ${adapter.architecture}`;
     setStatus(adapterLine, `Running on ${describeAdapter(adapter)}. Its checks first:`);
@@ -32,9 +30,7 @@ export function mountGpuCheck(root: HTMLElement): void {
     root.append(el('div', { class: 'scroll-x gpu-check-scroll', tabindex: 0, role: 'region', 'aria-label': 'The WebGPU kernels\' checks on this GPU' }, table));
     summary.textContent = 'Checking…';
     session.watch((row) => {
-      const cells = recordCells(row.record, [row.version, row.kernelCase.id]);
-      body.append(el('tr', { class: row.record.passed ? 'pass' : 'fail', title: row.record.compares },
-        ...cells.map((text, i) => el('td', { class: i === 3 || i === 4 ? 'num' : undefined }, text))));
+      body.append(recordRow(row.record, [row.version, row.kernelCase.id]));
       summary.textContent = `Checking… ${body.rows.length} checks so far.`;
     });
   });

@@ -18,6 +18,7 @@ import type { UrlState } from '../../lib/url-state';
 import { groupDigits } from '../../lib/words';
 import { type AttentionShape, type KernelVersion, runAttention, shapeProblem } from '../../gpu/attention-gpu';
 import { describeAdapter, type Gpu } from '../../gpu/gpu-device';
+import { gpuSession } from '../../gpu/gpu-session';
 import { bytes } from '../shared/lesson-kit';
 import { logLog, newLogLogChart } from '../shared/log-log-chart';
 import type { Series } from '../shared/line-chart';
@@ -45,6 +46,12 @@ function deviceBytes(version: KernelVersion, s: AttentionShape): number {
   return qo + kv + (version === 'v0_eager' ? 2 * s.B * s.Hq * s.T * s.S * 4 : 0);
 }
 
+/** Builds the figure on the GPU that passed its checks (shared/gpu-gate.ts builds it only then). */
+export async function mountGpuCost(root: HTMLElement, context: { state: UrlState }): Promise<void> {
+  const verdict = await gpuSession().verdict;
+  if (verdict.kind === 'passed') new GpuCostFigure(root, context.state, verdict.gpu, verdict.checks);
+}
+
 export class GpuCostFigure {
   private readonly host: HTMLElement;
   private readonly largestT: HTMLSelectElement;
@@ -53,6 +60,7 @@ export class GpuCostFigure {
   private readonly stopButton = el('button', { type: 'button', 'data-testid': 'gpu-cost-stop', disabled: true }, 'Stop');
   private readonly status = el('p', { class: 'status', role: 'status', 'data-testid': 'gpu-cost-progress' });
   private readonly limitNote = el('p', { class: 'finding', 'data-testid': 'gpu-cost-limit' });
+  private readonly finding = el('p', { class: 'finding', 'data-testid': 'gpu-cost-finding' });
   private readonly timeChart = newLogLogChart();
   private readonly memoryChart = newLogLogChart();
   private readonly decodeChart = newLogLogChart();
@@ -90,6 +98,7 @@ export class GpuCostFigure {
       el('div', { class: 'controls' }, labelled('Largest T (prefill)', this.largestT), labelled('Longest cache S (decode)', this.longestS), this.runButton, this.stopButton),
       this.status,
       this.limitNote,
+      this.finding,
       el('h3', { class: 'lesson-subtitle' }, 'Prefill: time by T'),
       this.timeChart.root,
       el('h3', { class: 'lesson-subtitle' }, 'Prefill: GPU memory by T'),
@@ -203,6 +212,14 @@ export class GpuCostFigure {
         series: [line('v0_eager', (p) => p.bytes, 'series-eager'), line('v1_flash', (p) => p.bytes, 'series-flash'), formula].filter((s) => s.points.length > 0),
         markers: [], dots: [],
       }));
+      // The largest T both kernels ran, in words.
+      const both = Ts.filter((T) => ['v0_eager', 'v1_flash'].every((v) => this.prefill.some((p) => p.T === T && p.version === v && p.error === 0))).at(-1);
+      const e = this.prefill.find((p) => p.T === both && p.version === 'v0_eager');
+      const f = this.prefill.find((p) => p.T === both && p.version === 'v1_flash');
+      this.finding.textContent = e && f
+        ? `At T = ${groupDigits(e.T)}, eager took ${e.ms.toFixed(1)} ms and flash ${f.ms.toFixed(1)} ms (${(e.ms / f.ms).toFixed(1)} times as long), holding ${bytes(e.bytes)} on the GPU against flash's ${bytes(f.bytes)}.` +
+          (this.gpu.adapter.software ? ' On this software adapter the times are a CPU\'s.' : '')
+        : '';
       this.prefillBody.replaceChildren(...Ts.map((T) => {
         const e = this.prefill.find((p) => p.T === T && p.version === 'v0_eager');
         const f = this.prefill.find((p) => p.T === T && p.version === 'v1_flash');

@@ -1,7 +1,7 @@
 // A loss curve on the shared line chart (line-chart.ts): loss per character against
 // training steps, both axes linear, for live training and the Shakespeare model.
 // The training loss is one number per step and noisy (each step sees another
-// batch), so it is drawn as the mean over equal runs of steps, at most `bins` of
+// batch), so it is drawn as the mean over equal runs of steps (loss-bins.ts), at most 240 of
 // them; the held-out loss is measured now and then on fixed windows and drawn as
 // points joined by a line. A dashed rule marks ln V, the loss of guessing evenly
 // among the V characters a model can be asked to predict: about where every run starts.
@@ -9,6 +9,7 @@
 import { formatNumber } from '../../lib/dom';
 import { count, groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from './line-chart';
+import { binnedLosses, roundTicks } from './loss-bins';
 
 export interface LossData {
   losses: ArrayLike<number>;         // the training loss of every step so far, step i + 1 at [i]
@@ -25,34 +26,6 @@ export function uniformLoss(characters: number): number {
 /** ln V as the page writes it everywhere: three decimals. */
 export function uniformLossText(characters: number): string {
   return formatNumber(uniformLoss(characters), 3);
-}
-
-const bins = 240;
-
-/** Ticks at multiples of a round step (1, 2 or 5 times a power of ten), at most n + 1 of them, from 0 to at most `end`. */
-export function roundTicks(end: number, n: number): number[] {
-  const step = niceCeil(end / n);
-  return Array.from({ length: Math.floor(end / step + 1e-9) + 1 }, (_, i) => i * step);
-}
-
-/** 1, 2 or 5 times a power of ten, at least x. */
-function niceCeil(x: number): number {
-  const p = 10 ** Math.floor(Math.log10(Math.max(x, 1)));
-  return [1, 2, 5, 10].map((m) => m * p).find((v) => v >= x) ?? 10 * p;
-}
-
-/** Means over equal runs of steps: (the run's last step, mean loss). */
-export function binnedLosses(losses: ArrayLike<number>, count = bins): [number, number][] {
-  const n = losses.length;
-  const width = Math.max(1, Math.ceil(n / count));
-  const points: [number, number][] = [];
-  for (let start = 0; start < n; start += width) {
-    const end = Math.min(n, start + width);
-    let sum = 0;
-    for (let i = start; i < end; i++) sum += losses[i];
-    points.push([end, sum / (end - start)]);
-  }
-  return points;
 }
 
 export class LossCurve {

@@ -26,7 +26,7 @@ import { checkpointFiles, fetchBytes, type PolicyName, type StreamModelFiles, ty
 import type { UrlState } from '../../lib/url-state';
 import { groupDigits } from '../../lib/words';
 import { LineChart, type ChartSpec } from '../shared/line-chart';
-import { binnedLosses, roundTicks } from '../shared/loss-curve';
+import { binnedLosses, roundTicks } from '../shared/loss-bins';
 import { sinkModels } from '../shared/sink-models';
 import { StreamStopped, StreamWorkers, type StreamRunResult } from './stream-workers';
 
