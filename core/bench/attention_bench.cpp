@@ -220,7 +220,7 @@ BenchOptions bench_options_from_json(const json& options) {
     BenchOptions o = options.value("quick", false) ? quick_bench_options() : BenchOptions{};
     static const std::set<std::string> known{"quick",    "batch",     "heads",     "kv_heads",  "head_dim",
                                              "prefill_T", "decode_S", "kernels",   "warmup",    "min_runs",
-                                             "max_runs",  "budget_ms", "reference_max_T", "model", "seed"};
+                                             "max_runs",  "budget_ms", "reference_max_T", "model", "recompute", "seed"};
     for (const auto& [key, value] : options.items()) {
         if (!known.count(key)) throw InputError("unknown bench option '" + key + "'");
         if (key == "batch") o.batch = positive(value, "batch", 64);
@@ -240,6 +240,10 @@ BenchOptions bench_options_from_json(const json& options) {
         if (key == "model") {
             if (!value.is_boolean()) throw InputError("model must be true or false");
             o.model = value.get<bool>();
+        }
+        if (key == "recompute") {
+            if (!value.is_boolean()) throw InputError("recompute must be true or false");
+            o.recompute = value.get<bool>();
         }
         if (key == "seed") {
             if (!value.is_number_unsigned()) throw InputError("seed must be a whole number >= 0");
@@ -286,6 +290,7 @@ json run_attention_bench(const BenchOptions& o, const std::function<void(const s
     for (std::size_t T : o.prefill_T) attention_case(o, "prefill", T, T, o.kernels, rows, progress);
     for (std::size_t S : o.decode_S) {
         attention_case(o, "decode", 1, S, o.kernels, rows, progress);
+        if (!o.recompute) continue;
         // Without a cache, the new token's row comes from attention over the whole prefix.
         std::vector<std::string> recompute;
         for (const char* name : {"grouped", "streaming", "steps", "reference"})

@@ -8,6 +8,7 @@
 //   decode     one new token over a cache of S keys (T = 1)
 //   recompute  what decode costs without a cache: attention for all S queries
 //              of the prefix (T = S), from which the new token's row is taken
+//              (with every decode case unless "recompute": false)
 //   model      forward passes of the tiny demo model (tokens per second)
 //   ceiling    the build's arithmetic ceiling: multiply-adds on register-resident
 //              vectors (multiply_add_rounds), timed before the first case and after
@@ -47,6 +48,7 @@ struct BenchOptions {
     // above this T (or S for recompute) it is not run.
     std::size_t reference_max_T = 1024;
     bool model = true;          // time the tiny model's forward passes
+    bool recompute = true;      // each decode_S also as the recompute case (attention over all S queries)
     std::size_t ceiling_rounds = 1 << 22;  // multiply_add_rounds per ceiling run (about 10 ms natively)
     std::uint64_t seed = 1;
 };

@@ -12,7 +12,8 @@
 //               point checked against the core first; eager stops where its score matrix
 //               would not fit, as said before trying
 //   no adapter  the page says so in one sentence, the tile figure computes on the CPU
-//               when asked, the cost figure says it has nothing to time; 0 console errors
+//               when asked, and the cost figure times the core's CPU kernels when asked
+//               (three sizes or more each, each checked first); 0 console errors
 //
 // Without an adapter on the SwiftShader side the tests that need one print SKIPPED.
 // SCREENSHOT_DIR=/some/dir saves the three figures as PNGs.
@@ -53,6 +54,24 @@ function rowSoftmax(inputs, T, S, D, row) {
   const top = Math.max(...scores.filter((x) => x !== null));
   const total = scores.reduce((sum, x) => sum + (x === null ? 0 : Math.exp(x - top)), 0);
   return scores.map((x) => (x === null ? 0 : Math.exp(x - top) / total));
+}
+
+/** The cost figure's points: eager and flash at three sizes or more and decode too, every one checked first. */
+function assertCostFigure(shown, limit) {
+  const points = JSON.parse(shown.points);
+  for (const p of points.prefill) console.log(`prefill T = ${String(p.T).padStart(5)} ${p.role.padEnd(6)} ${p.ms.toFixed(2).padStart(9)} ms  ${(p.bytes / 2 ** 20).toFixed(1)} MiB  ${p.error === 0 ? 'checked' : 'FAILED'}`);
+  for (const p of points.decode) console.log(`decode  S = ${String(p.S).padStart(5)} ${p.ms.toFixed(3).padStart(9)} ms  ${p.error === 0 ? 'checked' : 'FAILED'}`);
+  console.log(limit);
+  assert.equal(shown.done, 'true');
+  for (const role of ['eager', 'flash']) {
+    const sizes = points.prefill.filter((p) => p.role === role && p.error === 0 && p.ms > 0);
+    assert.ok(sizes.length >= 3, `${role}: ${sizes.length} sizes`);
+  }
+  assert.ok(points.decode.filter((p) => p.error === 0 && p.ms > 0).length >= 3);
+  assert.ok([...points.prefill, ...points.decode].every((p) => p.error === 0), 'every point passed its check');
+  // Flash's memory grows linearly, eager's by T squared.
+  const eager = points.prefill.filter((p) => p.role === 'eager');
+  assert.ok(eager.at(-1).bytes / eager[0].bytes > (eager.at(-1).T / eager[0].T) ** 2 / 2);
 }
 
 describe('the notebook\'s GPU figures on a WebGPU device', () => {
@@ -158,22 +177,11 @@ describe('the notebook\'s GPU figures on a WebGPU device', () => {
     await page.waitForFunction(() => document.querySelector('[data-widget="gpu-cost"]')?.dataset.done !== undefined, null, { timeout: 280_000 });
     const shown = await host.evaluate((node) => ({ ...node.dataset }));
     const points = JSON.parse(shown.points);
-    for (const p of points.prefill) console.log(`prefill T = ${String(p.T).padStart(5)} ${p.version.padEnd(9)} ${p.ms.toFixed(2).padStart(9)} ms  ${(p.bytes / 2 ** 20).toFixed(1)} MiB  ${p.error === 0 ? 'checked' : 'FAILED'}`);
-    for (const p of points.decode) console.log(`decode  S = ${String(p.S).padStart(5)} v2_decode ${p.ms.toFixed(3).padStart(9)} ms  ${p.error === 0 ? 'checked' : 'FAILED'}`);
-    console.log(await page.getByTestId('gpu-cost-limit').textContent());
-    assert.equal(shown.done, 'true');
-    for (const version of ['v0_eager', 'v1_flash']) {
-      const sizes = points.prefill.filter((p) => p.version === version && p.error === 0 && p.ms > 0);
-      assert.ok(sizes.length >= 3, `${version}: ${sizes.length} sizes`);
-    }
-    assert.ok(points.decode.filter((p) => p.error === 0 && p.ms > 0).length >= 3);
-    assert.ok([...points.prefill, ...points.decode].every((p) => p.error === 0), 'every point passed its check');
-    // Flash's memory grows linearly, eager's by T squared.
-    const eager = points.prefill.filter((p) => p.version === 'v0_eager');
-    assert.ok(eager.at(-1).bytes / eager[0].bytes > (eager.at(-1).T / eager[0].T) ** 2 / 2);
-    for (const id of ['v0_eager', 'v1_flash', 't-squared'])
+    assertCostFigure(shown, await page.getByTestId('gpu-cost-limit').textContent());
+    assert.equal(shown.engine, 'gpu');
+    for (const id of ['eager', 'flash', 't-squared'])
       assert.equal(await page.locator(`[data-testid="gpu-cost-time-chart"] [data-series="${id}"]`).count(), 1, id);
-    assert.equal(await page.locator('[data-testid="gpu-cost-decode-chart"] [data-series="v2_decode"]').count(), 1);
+    assert.equal(await page.locator('[data-testid="gpu-cost-decode-chart"] [data-series="decode"]').count(), 1);
     await saveScreenshot(host, 'gpu-cost');
     assertNoProblems(problems, 'notebook.html on SwiftShader');
   });
@@ -200,9 +208,16 @@ describe('the notebook in a browser that grants no WebGPU adapter', () => {
       assert.ok(Number(tiles.probsError) <= 1e-5, tiles.probsError);
       await figure(page, 'gpu-cost').scrollIntoViewIfNeeded();
       await page.waitForFunction(() => document.querySelector('[data-widget="gpu-cost"]').dataset.gpu === 'none');
-      const costSaid = await figure(page, 'gpu-cost').locator('[data-when-gpu]:visible').allTextContents();
+      const costSaid = await figure(page, 'gpu-cost').locator('p.status[data-when-gpu]:visible').allTextContents();
       assert.equal(costSaid.length, 1);
-      assert.match(costSaid[0], /^No GPU here, so nothing to time/);
+      assert.match(costSaid[0], /^No GPU here: the figure can time the core's own kernels on your CPU instead/);
+      // Asked, it times the core's CPU kernels, each checked first.
+      await page.getByTestId('gpu-cost-cpu').click();
+      await page.waitForFunction(() => document.querySelector('[data-widget="gpu-cost"]').dataset.done !== undefined, null, { timeout: 240_000 });
+      const cost = await figure(page, 'gpu-cost').evaluate((host) => ({ ...host.dataset }));
+      assert.equal(cost.engine, 'cpu');
+      assertCostFigure(cost, await page.getByTestId('gpu-cost-limit').textContent());
+      await saveScreenshot(figure(page, 'gpu-cost'), 'gpu-cost-cpu');
       assertNoProblems(problems, 'notebook.html without WebGPU');
       await close();
     } finally {

@@ -154,4 +154,16 @@ TEST_CASE("bench options from JSON: quick preset, overrides, and errors that nam
     CHECK_THROWS_WITH_AS(bench_options_from_json({{"kernels", {"fast"}}}), doctest::Contains("fast"), InputError);
     CHECK_THROWS_WITH_AS(bench_options_from_json({{"heads", 6}, {"kv_heads", 4}}), doctest::Contains("multiple"), InputError);
     CHECK_THROWS_AS(bench_options_from_json({{"prefill_T", {0}}}), InputError);
+    CHECK_THROWS_WITH_AS(bench_options_from_json({{"recompute", 1}}), doctest::Contains("recompute must be true or false"), InputError);
+    // Each decode case comes with its recompute case unless "recompute": false.
+    const auto cases = [](bool recompute) {
+        const nlohmann::json report = run_attention_bench(bench_options_from_json(
+            {{"quick", true}, {"prefill_T", nlohmann::json::array()}, {"decode_S", {9}}, {"kernels", {"streaming"}},
+             {"model", false}, {"min_runs", 1}, {"max_runs", 1}, {"warmup", 0}, {"recompute", recompute}}));
+        std::vector<std::string> names;
+        for (const nlohmann::json& row : report.at("rows")) names.push_back(row.at("case").get<std::string>());
+        return names;
+    };
+    CHECK(cases(true) == std::vector<std::string>{"ceiling", "decode", "recompute"});
+    CHECK(cases(false) == std::vector<std::string>{"ceiling", "decode"});
 }

@@ -1,16 +1,24 @@
-// What attention costs, measured on the reader's GPU: eager (v0, the score matrix in GPU
-// memory) against flash (v1, tiles and an online softmax, no score matrix) by prefill
-// length T, and decode (v2) time per token by cache length S. Before anything runs the
-// figure works out, from the adapter's limits (attention-gpu.ts's shapeProblem), the
-// largest T whose score matrix fits, and says it. Every point is checked against the
-// core on a sample of rows (checkKernelSample) before it is timed; a point that fails
-// stops its kernel's line. Times are medians of three runs, from submitting the work to
-// the device's saying it is done, the output's copy back included.
+// What attention costs, measured: eager attention (the score matrix held in memory)
+// against flash attention (tiles and an online softmax, no score matrix) by prefill
+// length T, and decode time per token by cache length S, on one of two engines:
+//   the GPU   the WebGPU kernels v0 eager, v1 flash and v2 decode, on a GPU that passed
+//             its checks. Before anything runs the figure works out, from the adapter's
+//             limits (attention-gpu.ts's shapeProblem), the largest T whose score matrix
+//             fits, and says it. Each point is checked against the core on a sample of
+//             rows (checkKernelSample) before it is timed; times are medians of three
+//             runs, from submitting the work to the device's saying it is done.
+//   the CPU   without a GPU, when the reader asks: the core's own CPU kernels in
+//             WebAssembly, one thread, in a worker (cpu-bench-worker.ts): v0 reference
+//             (the score matrices held) against v3 streaming (FlashAttention's tiling on
+//             a CPU), and v3 for decode, each checked against the fp64 reference on
+//             sampled rows and then timed by the core's benchmark (core/bench).
+// A point that fails its check stops its kernel's line.
 //
 // Shape: B 1, 8 query heads sharing 2 KV heads, head size 64, causal, f32.
 // URL state: gpu-cost.T (the largest prefill length), gpu-cost.S (the longest cache).
-// The host gets data-points (JSON: {prefill: [{T, version, ms, bytes, error}], decode:
-// [{S, ms, bytes, error}]}), data-eager-limit (the largest T eager fits, or 0) and data-done.
+// The host gets data-engine (gpu or cpu), data-points (JSON: {prefill: [{T, role, ms,
+// bytes, error}], decode: [{S, ms, bytes, error}]}, role eager or flash), data-eager-limit
+// (the largest T eager fits, or 0) and data-done.
 import './gpu-cost.css';
 import { el, labelled, select, setStatus } from '../../lib/dom';
 import type { CaseRef, KernelChecks } from '../../lib/kernel-checks-core';
@@ -28,28 +36,139 @@ const timedRuns = 3;
 const sampledRows = 16;
 const lengths = [512, 1024, 2048, 4096, 8192, 16384];
 const caches = [2048, 4096, 8192, 16384, 32768, 65536];
-const firstT = 256, firstS = 512;
+const firstT = 256;
 
-interface PrefillPoint { T: number; version: KernelVersion; ms: number; bytes: number; error: number }
-interface DecodePoint { S: number; ms: number; bytes: number; error: number }
+type Role = 'eager' | 'flash';
+/** A measured point: error 0 when its check passed, else the check's error (Infinity when not finite). */
+interface Measured { ms: number; bytes: number; error: number }
+interface PrefillPoint extends Measured { T: number; role: Role }
+interface DecodePoint extends Measured { S: number }
 
-const names: Record<KernelVersion, string> = { v0_eager: 'v0 eager', v1_flash: 'v1 flash', v2_decode: 'v2 decode' };
+/** What the figure measures on: the GPU's kernels or the core's CPU kernels. */
+interface Engine {
+  kind: 'gpu' | 'cpu';
+  /** The kernels' names: eager, flash, decode. */
+  names: Record<Role | 'decode', string>;
+  /** "Timed on ...": where, what and how. */
+  where: string;
+  software: boolean;
+  defaults: { T: number; S: number };
+  /** The shortest cache timed: a decode step shorter than the engine's clock can see is left out. */
+  firstS: number;
+  /** The largest of the doublings from 256 at which eager runs, and why the next does not (null: every one). */
+  eagerLimit(): { T: number; why: string | null };
+  prefill(role: Role, T: number, say: (text: string) => void, stopped: () => boolean): Promise<Measured>;
+  decode(S: number, say: (text: string) => void, stopped: () => boolean): Promise<Measured>;
+}
+
 const doublings = (from: number, to: number) => { const out: number[] = []; for (let x = from; x <= to; x *= 2) out.push(x); return out; };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const failedError = (error: number | null) => (error !== null && Number.isFinite(error) ? Math.max(error, Number.MIN_VALUE) : Infinity);
 
 function prefillShape(T: number): AttentionShape { return { B: 1, ...heads, T, S: T }; }
 function decodeShape(S: number): AttentionShape { return { B: 1, ...heads, T: 1, S }; }
 
-/** What a version's buffers hold on the device: q, k, v and out, and eager's scores and probabilities. */
-function deviceBytes(version: KernelVersion, s: AttentionShape): number {
-  const qo = 2 * s.B * s.Hq * s.T * s.D * 4, kv = 2 * s.B * s.Hkv * s.S * s.D * 4;
-  return qo + kv + (version === 'v0_eager' ? 2 * s.B * s.Hq * s.T * s.S * 4 : 0);
+/** q, k, v and the output; `scoreArrays` arrays of [B, Hq, T, S] more. */
+function heldBytes(s: AttentionShape, scoreArrays: number): number {
+  return 2 * s.B * s.Hq * s.T * s.D * 4 + 2 * s.B * s.Hkv * s.S * s.D * 4 + scoreArrays * s.B * s.Hq * s.T * s.S * 4;
 }
 
-/** Builds the figure on the GPU that passed its checks (shared/gpu-gate.ts builds it only then). */
-export async function mountGpuCost(root: HTMLElement, context: { state: UrlState }): Promise<void> {
+class Stopped extends Error {}
+
+/** The WebGPU kernels on a GPU that passed its checks. */
+function gpuEngine(gpu: Gpu, checks: KernelChecks): Engine {
+  const versions: Record<Role | 'decode', KernelVersion> = { eager: 'v0_eager', flash: 'v1_flash', decode: 'v2_decode' };
+  const point = async (version: KernelVersion, shape: AttentionShape, where: string, say: (text: string) => void, stopped: () => boolean): Promise<Measured> => {
+    const figure: CaseRef = { shape, mask: { kind: 'causal', T: shape.T, S: shape.S } };
+    say(`${where}: ${version}, checking against the core…`);
+    const inputs = checks.kernelInputs(figure);
+    const first = await runAttention(gpu, version, shape, inputs, { skipProbs: true });
+    const [record] = checks.checkKernelSample(figure, version, first.out, sampledRows);
+    const size = heldBytes(shape, version === 'v0_eager' ? 2 : 0);
+    if (!record.passed) return { ms: first.ms, bytes: size, error: failedError(record.max_abs_error) };
+    const times: number[] = [];
+    for (let i = 0; i < timedRuns; i++) {
+      if (stopped()) throw new Stopped();
+      say(`${where}: ${version}, checked; timing run ${i + 1} of ${timedRuns}…`);
+      times.push((await runAttention(gpu, version, shape, inputs, { skipProbs: true })).ms);
+    }
+    return { ms: median(times), bytes: size, error: 0 };
+  };
+  return {
+    kind: 'gpu',
+    names: { eager: 'v0 eager', flash: 'v1 flash', decode: 'v2 decode' },
+    where: `Timed on ${describeAdapter(gpu.adapter)}: one layer's attention, 8 query heads sharing 2 KV heads, head size 64, causal, f32. Each point is checked against the core on ${sampledRows} rows before it is timed; times are medians of ${timedRuns} runs, from submitting the work to the GPU's saying it is done. Memory is what the kernel's buffers hold: q, k, v and the output, and eager's scores and probabilities.`,
+    software: gpu.adapter.software,
+    defaults: gpu.adapter.software ? { T: 1024, S: 4096 } : { T: 4096, S: 32768 },
+    firstS: 512,
+    eagerLimit: () => {
+      let T = 0;
+      for (let next = firstT; next <= 2 ** 20; next *= 2) {
+        const problem = shapeProblem(gpu, 'v0_eager', prefillShape(next));
+        if (problem) return { T, why: `Eager's score matrices fit this adapter up to T = ${groupDigits(T)}; at T = ${groupDigits(next)} ${problem.replace(/: choose a smaller shape$/, '')}. Flash writes no score matrix and goes on.` };
+        T = next;
+      }
+      return { T, why: null };
+    },
+    prefill: (role, T, say, stopped) => point(versions[role], prefillShape(T), `T = ${groupDigits(T)}`, say, stopped),
+    decode: (S, say, stopped) => point('v2_decode', decodeShape(S), `S = ${groupDigits(S)}`, say, stopped),
+  };
+}
+
+interface BenchRow { case: string; kernel: string; T: number; S: number; ms?: number; skipped?: string; validation?: { passed: boolean; max_error: number | null } }
+
+/** The core's CPU kernels in WebAssembly, one thread, in a worker. */
+function cpuEngine(): Engine {
+  const worker = new Worker(new URL('./cpu-bench-worker.ts', import.meta.url), { type: 'module', name: 'attention cost on the CPU' });
+  let next = 0;
+  const waiting = new Map<number, { resolve: (rows: BenchRow[]) => void; reject: (error: Error) => void }>();
+  worker.onmessage = (event: MessageEvent<{ id: number; report?: { rows: BenchRow[] }; error?: string }>) => {
+    const found = waiting.get(event.data.id);
+    waiting.delete(event.data.id);
+    if (event.data.report) found?.resolve(event.data.report.rows);
+    else found?.reject(new Error(event.data.error ?? 'the benchmark gave no report'));
+  };
+  worker.onerror = () => {
+    for (const w of waiting.values()) w.reject(new Error('the benchmark\'s worker stopped'));
+    waiting.clear();
+  };
+  const bench = (options: object) => new Promise<BenchRow[]>((resolve, reject) => {
+    next += 1;
+    waiting.set(next, { resolve, reject });
+    worker.postMessage({ id: next, options: { heads: heads.Hq, kv_heads: heads.Hkv, head_dim: heads.D, model: false, warmup: 1, min_runs: timedRuns, max_runs: timedRuns, ...options } });
+  });
+  const kernels: Record<Role | 'decode', string> = { eager: 'reference', flash: 'streaming', decode: 'streaming' };
+  // The reference holds its scores, probabilities and the weighted step's copy: 3 arrays of [B, Hq, T, S].
+  const measured = (rows: BenchRow[], wanted: string, shape: AttentionShape, scoreArrays: number): Measured => {
+    const row = rows.find((r) => r.kernel === wanted && r.case === (shape.T === 1 ? 'decode' : 'prefill'));
+    if (!row || row.ms === undefined || !row.validation) throw new Error(row?.skipped ?? `the benchmark has no ${wanted} row`);
+    return { ms: row.ms, bytes: heldBytes(shape, scoreArrays), error: row.validation.passed ? 0 : failedError(row.validation.max_error) };
+  };
+  const largestReference = 1024;
+  return {
+    kind: 'cpu',
+    names: { eager: 'v0 reference (CPU)', flash: 'v3 streaming (CPU)', decode: 'v3 streaming (CPU)' },
+    where: 'No GPU here, so timed on your CPU: the core\'s own kernels in WebAssembly, one thread (a worker), 8 query heads sharing 2 KV heads, head size 64, causal, f32: v0 reference, which holds the score matrices, against v3 streaming, FlashAttention\'s tiling on a CPU. Each kernel is checked against the core\'s fp64 reference on sampled rows before it is timed; times are medians of 3 runs. Memory is what each kernel holds: q, k, v and the output, and the reference\'s 3 arrays of scores.',
+    software: false,
+    defaults: { T: 1024, S: 32768 },
+    // A worker's clock ticks in 0.1 ms here; a decode step over 512 keys takes less.
+    firstS: 4096,
+    eagerLimit: () => ({ T: largestReference, why: `The reference runs up to T = ${groupDigits(largestReference)} here (the core's benchmark stops it there: at about 1 GFLOP/s it would take minutes beyond); streaming goes on.` }),
+    prefill: async (role, T, say) => {
+      say(`T = ${groupDigits(T)}: ${kernels[role]}, checking against the core, then timing…`);
+      return measured(await bench({ prefill_T: [T], decode_S: [], kernels: [kernels[role]], reference_max_T: largestReference }), kernels[role], prefillShape(T), role === 'eager' ? 3 : 0);
+    },
+    decode: async (S, say) => {
+      say(`S = ${groupDigits(S)}: streaming decode, checking against the core, then timing…`);
+      return measured(await bench({ prefill_T: [], decode_S: [S], kernels: ['streaming'], recompute: false }), 'streaming', decodeShape(S), 0);
+    },
+  };
+}
+
+/** Builds the figure on the GPU that passed its checks, or on the CPU (shared/gpu-gate.ts decides). */
+export async function mountGpuCost(root: HTMLElement, context: { state: UrlState }, onGpu: boolean): Promise<void> {
   const verdict = await gpuSession().verdict;
-  if (verdict.kind === 'passed') new GpuCostFigure(root, context.state, verdict.gpu, verdict.checks);
+  new GpuCostFigure(root, context.state, onGpu && verdict.kind === 'passed' ? gpuEngine(verdict.gpu, verdict.checks) : cpuEngine());
 }
 
 export class GpuCostFigure {
@@ -71,12 +190,12 @@ export class GpuCostFigure {
   private stopped = false;
   private running = false;
 
-  constructor(root: HTMLElement, private readonly state: UrlState, private readonly gpu: Gpu, private readonly checks: KernelChecks) {
+  constructor(root: HTMLElement, private readonly state: UrlState, private readonly engine: Engine) {
     this.host = root.closest<HTMLElement>('[data-widget]') ?? root;
-    const software = gpu.adapter.software;
+    this.host.dataset.engine = engine.kind;
     const savedT = Number(state.get('T')), savedS = Number(state.get('S'));
-    this.largestT = select(lengths.map((T) => [String(T), groupDigits(T)]), String(lengths.includes(savedT) ? savedT : software ? 1024 : 4096));
-    this.longestS = select(caches.map((S) => [String(S), groupDigits(S)]), String(caches.includes(savedS) ? savedS : software ? 4096 : 32768));
+    this.largestT = select(lengths.map((T) => [String(T), groupDigits(T)]), String(lengths.includes(savedT) ? savedT : engine.defaults.T));
+    this.longestS = select(caches.map((S) => [String(S), groupDigits(S)]), String(caches.includes(savedS) ? savedS : engine.defaults.S));
     this.largestT.dataset.testid = 'gpu-cost-T';
     this.longestS.dataset.testid = 'gpu-cost-S';
     for (const control of [this.largestT, this.longestS]) control.addEventListener('change', () => {
@@ -93,15 +212,14 @@ export class GpuCostFigure {
         el('div', { class: 'scroll-x', tabindex: 0, role: 'region', 'aria-label': label },
           el('table', { class: 'data', 'data-testid': testid }, el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col' }, h)))), body)));
     root.append(
-      el('p', { class: 'gpu-cost-where', 'data-testid': 'gpu-cost-adapter' },
-        `Timed on ${describeAdapter(gpu.adapter)}: one layer's attention, 8 query heads sharing 2 KV heads, head size 64, causal, f32. Each point is checked against the core on ${sampledRows} rows before it is timed; times are medians of ${timedRuns} runs, from submitting the work to the GPU's saying it is done.`),
+      el('p', { class: 'gpu-cost-where', 'data-testid': 'gpu-cost-adapter' }, engine.where),
       el('div', { class: 'controls' }, labelled('Largest T (prefill)', this.largestT), labelled('Longest cache S (decode)', this.longestS), this.runButton, this.stopButton),
       this.status,
       this.limitNote,
       this.finding,
       el('h3', { class: 'lesson-subtitle' }, 'Prefill: time by T'),
       this.timeChart.root,
-      el('h3', { class: 'lesson-subtitle' }, 'Prefill: GPU memory by T'),
+      el('h3', { class: 'lesson-subtitle' }, 'Prefill: memory by T'),
       this.memoryChart.root,
       table('Prefill times and memory as a table', ['T', 'eager ms', 'flash ms', 'eager ÷ flash', 'eager memory', 'flash memory'], this.prefillBody, 'gpu-cost-prefill-table'),
       el('h3', { class: 'lesson-subtitle' }, 'Decode: time per token by cache length'),
@@ -109,17 +227,6 @@ export class GpuCostFigure {
       table('Decode times as a table', ['S', 'ms per token', 'K and V read'], this.decodeBody, 'gpu-cost-decode-table'),
     );
     void this.measure();
-  }
-
-  /** The largest T of the doublings from 256 whose eager score matrix fits this adapter, and why the next does not. */
-  private eagerLimit(): { T: number; why: string | null } {
-    let T = 0;
-    for (let next = firstT; next <= 2 ** 20; next *= 2) {
-      const problem = shapeProblem(this.gpu, 'v0_eager', prefillShape(next));
-      if (problem) return { T, why: `at T = ${groupDigits(next)} ${problem}` };
-      T = next;
-    }
-    return { T, why: null };
   }
 
   private async measure(): Promise<void> {
@@ -132,32 +239,31 @@ export class GpuCostFigure {
     this.stopButton.disabled = false;
     this.runButton.disabled = true;
     const maxT = Number(this.largestT.value), maxS = Number(this.longestS.value);
-    const limit = this.eagerLimit();
+    const limit = this.engine.eagerLimit();
     this.host.dataset.eagerLimit = String(limit.T);
-    this.limitNote.textContent = limit.why === null
-      ? 'Eager\'s score matrix fits this adapter at every length offered.'
-      : `Eager's score matrices fit this adapter up to T = ${groupDigits(limit.T)}; ${limit.why.replace(/: choose a smaller shape$/, '')}. Flash writes no score matrix and goes on.`;
+    this.limitNote.textContent = limit.why ?? 'Eager\'s score matrices fit at every length offered.';
+    const say = (text: string) => setStatus(this.status, text);
+    const stopped = () => this.stopped;
     try {
       for (const T of doublings(firstT, maxT)) {
-        for (const version of ['v0_eager', 'v1_flash'] as const) {
+        for (const role of ['eager', 'flash'] as const) {
           if (this.stopped) throw new Stopped();
-          if (version === 'v0_eager' && T > limit.T) continue;
-          if (this.prefill.some((p) => p.version === version && !(p.error <= 0))) continue;  // a failed check stops the line
-          const point = await this.point(version, prefillShape(T), `T = ${groupDigits(T)}`);
-          this.prefill.push({ T, version, ...point });
+          if (role === 'eager' && T > limit.T) continue;
+          if (this.prefill.some((p) => p.role === role && p.error !== 0)) continue;  // a failed check stops the line
+          this.prefill.push({ T, role, ...await this.engine.prefill(role, T, say, stopped) });
           this.draw();
         }
       }
-      for (const S of doublings(firstS, maxS)) {
+      for (const S of doublings(this.engine.firstS, maxS)) {
         if (this.stopped) throw new Stopped();
-        if (this.decode.some((p) => !(p.error <= 0))) break;
-        const point = await this.point('v2_decode', decodeShape(S), `S = ${groupDigits(S)}`);
-        this.decode.push({ S, ...point });
+        if (this.decode.some((p) => p.error !== 0)) break;
+        this.decode.push({ S, ...await this.engine.decode(S, say, stopped) });
         this.draw();
       }
-      setStatus(this.status, `Measured ${this.prefill.length + this.decode.length} points; every one passed its check against the core.`);
-      if (this.prefill.some((p) => p.error > 0) || this.decode.some((p) => p.error > 0))
-        setStatus(this.status, 'A point FAILED its check against the core: its kernel\'s line stops there.', 'error');
+      const failed = [...this.prefill, ...this.decode].some((p) => p.error !== 0);
+      setStatus(this.status, failed
+        ? 'A point FAILED its check against the core: its kernel\'s line stops there.'
+        : `Measured ${this.prefill.length + this.decode.length} points; every one passed its check against the core.`, failed ? 'error' : 'info');
       this.host.dataset.done = 'true';
     } catch (error) {
       if (error instanceof Stopped) setStatus(this.status, `Stopped after ${this.prefill.length + this.decode.length} points.`);
@@ -170,73 +276,56 @@ export class GpuCostFigure {
     }
   }
 
-  /** One point: run once and check a sample against the core; if it passes, time it. error: 0 passed, else the failed check's error (Infinity when not finite). */
-  private async point(version: KernelVersion, shape: AttentionShape, where: string): Promise<{ ms: number; bytes: number; error: number }> {
-    const figure: CaseRef = { shape, mask: { kind: 'causal', T: shape.T, S: shape.S } };
-    setStatus(this.status, `${where}: ${names[version]}, checking against the core…`);
-    const inputs = this.checks.kernelInputs(figure);
-    const first = await runAttention(this.gpu, version, shape, inputs, { skipProbs: true });
-    const [record] = this.checks.checkKernelSample(figure, version, first.out, sampledRows);
-    const worst = record.max_abs_error ?? Infinity;
-    const size = deviceBytes(version, shape);
-    if (!record.passed) return { ms: first.ms, bytes: size, error: Number.isFinite(worst) ? Math.max(worst, Number.MIN_VALUE) : Infinity };
-    const times: number[] = [];
-    for (let i = 0; i < timedRuns; i++) {
-      if (this.stopped) throw new Stopped();
-      setStatus(this.status, `${where}: ${names[version]}, checked; timing run ${i + 1} of ${timedRuns}…`);
-      times.push((await runAttention(this.gpu, version, shape, inputs, { skipProbs: true })).ms);
-    }
-    return { ms: median(times), bytes: size, error: 0 };
-  }
-
   private draw(): void {
+    const { names } = this.engine;
     this.host.dataset.points = JSON.stringify({ prefill: this.prefill, decode: this.decode });
-    const line = (version: KernelVersion, pick: (p: PrefillPoint) => number, className: string): Series =>
-      ({ name: names[version], className, id: version, points: this.prefill.filter((p) => p.version === version && p.error === 0).map((p) => [p.T, pick(p)]) });
+    const line = (role: Role, pick: (p: PrefillPoint) => number, className: string): Series =>
+      ({ name: names[role], className, id: role, points: this.prefill.filter((p) => p.role === role && p.error === 0 && pick(p) > 0).map((p) => [p.T, pick(p)]) });
     const Ts = [...new Set(this.prefill.map((p) => p.T))];
     if (Ts.length > 0) {
       const xDomain: [number, number] = [firstT, Math.max(firstT * 2, Ts[Ts.length - 1])];
-      const eager = this.prefill.find((p) => p.version === 'v0_eager' && p.error === 0);
+      const eager = this.prefill.find((p) => p.role === 'eager' && p.error === 0 && p.ms > 0);
       const reference: Series[] = eager
         ? [{ name: '∝ T²', className: 'series-t-squared', id: 't-squared', points: Ts.map((T) => [T, eager.ms * (T / eager.T) ** 2]) }]
         : [];
-      const timeSeries = [line('v0_eager', (p) => p.ms, 'series-eager'), line('v1_flash', (p) => p.ms, 'series-flash'), ...reference].filter((s) => s.points.length > 0);
       this.timeChart.setData(logLog({
-        label: `Measured time of eager and flash attention by T on ${this.gpu.adapter.vendor} ${this.gpu.adapter.architecture}`,
-        xLabel: 'T (queries = keys)', yLabel: 'milliseconds', xDomain, series: timeSeries, markers: [], dots: [],
+        label: `Measured time of ${names.eager} and ${names.flash} by T`,
+        xLabel: 'T (queries = keys)', yLabel: 'milliseconds', xDomain,
+        series: [line('eager', (p) => p.ms, 'series-eager'), line('flash', (p) => p.ms, 'series-flash'), ...reference].filter((s) => s.points.length > 0),
+        markers: [], dots: [],
       }));
-      const formula: Series = { name: '2 n_h T² × 4 bytes', className: 'series-t-squared', id: 'formula', points: Ts.map((T) => [T, 2 * heads.Hq * T * T * 4]) };
+      const formula: Series = { name: 'n_h T² × 4 bytes, one matrix', className: 'series-t-squared', id: 'formula', points: Ts.map((T) => [T, heads.Hq * T * T * 4]) };
       this.memoryChart.setData(logLog({
-        label: 'GPU memory of eager and flash attention by T, against the score matrices\' formula',
+        label: 'Memory of eager and flash attention by T, against one score matrix\'s formula',
         xLabel: 'T (queries = keys)', yLabel: 'bytes', xDomain,
-        series: [line('v0_eager', (p) => p.bytes, 'series-eager'), line('v1_flash', (p) => p.bytes, 'series-flash'), formula].filter((s) => s.points.length > 0),
+        series: [line('eager', (p) => p.bytes, 'series-eager'), line('flash', (p) => p.bytes, 'series-flash'), formula].filter((s) => s.points.length > 0),
         markers: [], dots: [],
       }));
       // The largest T both kernels ran, in words.
-      const both = Ts.filter((T) => ['v0_eager', 'v1_flash'].every((v) => this.prefill.some((p) => p.T === T && p.version === v && p.error === 0))).at(-1);
-      const e = this.prefill.find((p) => p.T === both && p.version === 'v0_eager');
-      const f = this.prefill.find((p) => p.T === both && p.version === 'v1_flash');
+      const both = Ts.filter((T) => (['eager', 'flash'] as const).every((r) => this.prefill.some((p) => p.T === T && p.role === r && p.error === 0))).at(-1);
+      const e = this.prefill.find((p) => p.T === both && p.role === 'eager');
+      const f = this.prefill.find((p) => p.T === both && p.role === 'flash');
       this.finding.textContent = e && f
-        ? `At T = ${groupDigits(e.T)}, eager took ${e.ms.toFixed(1)} ms and flash ${f.ms.toFixed(1)} ms (${(e.ms / f.ms).toFixed(1)} times as long), holding ${bytes(e.bytes)} on the GPU against flash's ${bytes(f.bytes)}.` +
-          (this.gpu.adapter.software ? ' On this software adapter the times are a CPU\'s.' : '')
+        ? `At T = ${groupDigits(e.T)}, ${names.eager} took ${e.ms.toFixed(1)} ms and ${names.flash} ${f.ms.toFixed(1)} ms (${(e.ms / f.ms).toFixed(1)} times as long), holding ${bytes(e.bytes)} against ${bytes(f.bytes)}.` +
+          (this.engine.software ? ' On this software adapter the times are a CPU\'s.' : '')
         : '';
       this.prefillBody.replaceChildren(...Ts.map((T) => {
-        const e = this.prefill.find((p) => p.T === T && p.version === 'v0_eager');
-        const f = this.prefill.find((p) => p.T === T && p.version === 'v1_flash');
+        const pe = this.prefill.find((p) => p.T === T && p.role === 'eager');
+        const pf = this.prefill.find((p) => p.T === T && p.role === 'flash');
         const ms = (p?: PrefillPoint) => (!p ? '–' : p.error === 0 ? p.ms.toFixed(2) : 'FAILED');
-        return el('tr', {}, el('td', {}, groupDigits(T)), el('td', { class: 'num' }, ms(e)), el('td', { class: 'num' }, ms(f)),
-          el('td', { class: 'num' }, e && f && e.error === 0 && f.error === 0 ? `${(e.ms / f.ms).toFixed(2)}×` : '–'),
-          el('td', { class: 'num' }, e ? bytes(e.bytes) : 'does not fit'), el('td', { class: 'num' }, f ? bytes(f.bytes) : '–'));
+        return el('tr', {}, el('td', {}, groupDigits(T)), el('td', { class: 'num' }, ms(pe)), el('td', { class: 'num' }, ms(pf)),
+          el('td', { class: 'num' }, pe && pf && pe.error === 0 && pf.error === 0 ? `${(pe.ms / pf.ms).toFixed(2)}×` : '–'),
+          el('td', { class: 'num' }, pe ? bytes(pe.bytes) : 'not run'), el('td', { class: 'num' }, pf ? bytes(pf.bytes) : '–'));
       }));
     }
-    const good = this.decode.filter((p) => p.error === 0);
+    const good = this.decode.filter((p) => p.error === 0 && p.ms > 0);  // a log axis has no 0
     if (good.length > 0) {
       const first = good[0];
       this.decodeChart.setData(logLog({
-        label: `Measured decode time per token by cache length on ${this.gpu.adapter.vendor} ${this.gpu.adapter.architecture}`,
-        xLabel: 'S (cached keys)', yLabel: 'milliseconds', xDomain: [firstS, Math.max(firstS * 2, this.decode[this.decode.length - 1].S)],
+        label: `Measured decode time per token by cache length, ${names.decode}`,
+        xLabel: 'S (cached keys)', yLabel: 'milliseconds', xDomain: [this.engine.firstS, Math.max(this.engine.firstS * 2, this.decode[this.decode.length - 1].S)],
         series: [
-          { name: names.v2_decode, className: 'series-decode', id: 'v2_decode', points: good.map((p) => [p.S, p.ms]) },
+          { name: names.decode, className: 'series-decode', id: 'decode', points: good.map((p) => [p.S, p.ms]) },
           { name: '∝ S', className: 'series-t-squared', id: 'linear', points: good.map((p) => [p.S, first.ms * (p.S / first.S)]) },
         ],
         markers: [], dots: [],
@@ -246,5 +335,3 @@ export class GpuCostFigure {
       el('td', { class: 'num' }, p.error === 0 ? p.ms.toFixed(3) : 'FAILED'), el('td', { class: 'num' }, bytes(2 * heads.Hkv * p.S * heads.D * 4)))));
   }
 }
-
-class Stopped extends Error {}

@@ -3,13 +3,13 @@
 // on your GPU" builds as soon as the browser grants a device, to show its checks as they
 // come; the other two once that device passed them (gpu/gpu-session.ts). Without a
 // device, or with one that failed, a door shows its figure's sentence for that case,
-// written in the page (the elements marked data-when-gpu="none" or "failed"); the tile
-// figure's "Compute on the CPU" button there builds it with the core on the CPU
-// (flash-tiles.cpu=1 in the URL presses it).
+// written in the page (the elements marked data-when-gpu="none" or "failed"); a figure's
+// button marked data-cpu there builds it with the core on the CPU instead (its
+// widget's cpu=1 in the URL, e.g. flash-tiles.cpu=1, presses it).
 import { gpuSession } from '../../gpu/gpu-session';
 import type { UrlState } from '../../lib/url-state';
 
-/** A figure's code, built on the GPU (onGpu) or, for the tile figure, on the CPU. */
+/** A figure's code, built on the GPU (onGpu) or on the CPU. */
 export type GpuFigure<C> = (root: HTMLElement, context: C, onGpu: boolean) => void | Promise<void>;
 
 export function gpuGate<C extends { state: UrlState }>(door: 'check' | 'figure', load: () => Promise<GpuFigure<C>>) {
@@ -36,7 +36,7 @@ export function gpuGate<C extends { state: UrlState }>(door: 'check' | 'figure',
       status.remove();
       for (const node of host.querySelectorAll<HTMLElement>('[data-when-gpu]'))
         node.hidden = !node.dataset.whenGpu!.split(' ').includes(kind);
-      const cpu = host.querySelector<HTMLButtonElement>('[data-testid="flash-tiles-cpu"]');
+      const cpu = host.querySelector<HTMLButtonElement>('button[data-cpu]');
       cpu?.addEventListener('click', () => {
         for (const node of host.querySelectorAll<HTMLElement>('[data-when-gpu]')) node.hidden = true;
         context.state.set({ cpu: 1 });
