@@ -1,7 +1,8 @@
 // The CPU attention benchmark in the wasm build: the same harness, kernels and
 // validation as `attn bench cpu` (core/bench/attention_bench.hpp), compiled with
-// -O3 -msimd128 into a module of its own (attention_bench.js/.wasm, not loaded by
-// the page). Run from Node by tools/bench-wasm.mjs and tests/wasm/bench_cpu.test.mjs.
+// -O3 -msimd128 into a module of its own (attention_bench.js/.wasm). Run from Node by
+// tools/bench-wasm.mjs and tests/wasm/bench_cpu.test.mjs, and in the notebook's cost
+// figure without a GPU, in a worker (web/src/widgets/gpu-cost/cpu-bench-worker.ts).
 //
 //   benchCpu(optionsJson)  options: the keys of BenchOptions ({"quick": true},
 //       {"prefill_T": [128, 512], "decode_S": [512], "kernels": [...]}, ...)

@@ -94,7 +94,7 @@ const modules = {
 // Modules the page's TypeScript does not call through options objects.
 const withoutOptions = {
   attention_first_layer: 'plain C exports taking numbers and pointers (web/src/lib/first-layer-call.mjs, tests/wasm/first-layer.test.mjs)',
-  attention_bench: 'the CPU benchmark, for tools/bench-wasm.mjs, not the page (core/bench reads its options)',
+  attention_bench: 'the CPU benchmark, for tools/bench-wasm.mjs and the cost figure\'s worker: options as JSON text, which core/bench reads (bench_options_from_json)',
 };
 
 const imports = `
