@@ -224,4 +224,25 @@ describe('the notebook in a browser that grants no WebGPU adapter', () => {
       await site.close();
     }
   });
+
+  test('a link keeps the tile figure\'s state: the CPU asked for, the row and the key tile', async () => {
+    const site = await startSite({ args: ['--disable-features=WebGPU'] });
+    try {
+      const query = 'mask-gallery.kind=sliding_window&flash-tiles.cpu=1&flash-tiles.row=40&flash-tiles.step=1';
+      const { page, problems, close } = await openPage(site.browser, site.url(`notebook.html?${query}#masks`));
+      await figure(page, 'flash-tiles').scrollIntoViewIfNeeded();
+      await page.waitForFunction(() => document.querySelector('[data-widget="flash-tiles"]')?.dataset.rowProbs !== undefined, null, { timeout: 60_000 });
+      assert.equal(await figure(page, 'flash-tiles').getAttribute('data-mode'), 'cpu');
+      assert.equal(await page.getByTestId('flash-tiles-row').inputValue(), '40');
+      assert.match(await page.getByTestId('flash-tiles-step-label').textContent(), /^2 of \d+$/);
+      assert.match(await page.getByTestId('flash-tiles-formula').textContent(), /^Tile 1: keys 16 to 31/);
+      // Stepping writes the new step to the URL.
+      await page.getByTestId('flash-tiles-next').click();
+      await page.waitForFunction(() => new URLSearchParams(location.search).get('flash-tiles.step') === '2');
+      assertNoProblems(problems, 'notebook.html from a link, without WebGPU');
+      await close();
+    } finally {
+      await site.close();
+    }
+  });
 });

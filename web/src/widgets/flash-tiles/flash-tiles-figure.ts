@@ -90,10 +90,14 @@ export class FlashTilesFigure {
   private shown: Computed | null = null;
   private running = false;
   private wanted: { spec: GallerySpec; row: number | null } | null = null;
+  /** The key tile a link asked for, until the first run shows it. */
+  private linkedStep: number | null;
 
   constructor(root: HTMLElement, private readonly context: WidgetContext, private readonly device: FigureDevice) {
     this.host = root.closest<HTMLElement>('[data-widget]') ?? root;
     this.host.dataset.mode = device.gpu ? 'gpu' : 'cpu';
+    const linked = context.state.get('step');
+    this.linkedStep = linked === null ? null : Number(linked);
     this.stepInput.id = uid('flash-step');
     this.grid = new StateGrid({
       label: 'The tiles the flash kernel computed and skipped',
@@ -113,7 +117,10 @@ export class FlashTilesFigure {
     this.stepInput.setAttribute('data-testid', 'flash-tiles-step');
     this.rowInput.addEventListener('change', () => {
       const spec = this.shown?.spec ?? this.wanted?.spec;
-      if (spec) this.request(spec, Number(this.rowInput.value));
+      if (!spec) return;
+      const row = Math.min(spec.T - 1, Math.max(0, Math.round(Number(this.rowInput.value)) || 0));
+      this.context.state.set({ row, step: null });
+      this.request(spec, row);
     });
     const where = device.gpu
       ? `v1 flash on ${describeAdapter(device.gpu.adapter)}`
@@ -264,10 +271,10 @@ export class FlashTilesFigure {
       tr.addEventListener('click', () => this.setStep(j));
       return tr;
     }));
-    // The step on show: the link's, else the last tile the row sees (where its softmax is complete).
-    const saved = this.context.state.get('step');
+    // The step on show: the link's on the first run, else the last tile the row sees (where its softmax is complete).
     const lastSeen = c.steps.steps.reduce((last, s, j) => (s.visible > 0 ? j : last), cols - 1);
-    this.setStep(saved === null || this.stepInput.dataset.touched ? lastSeen : Number(saved), false);
+    this.setStep(this.linkedStep ?? lastSeen, false);
+    this.linkedStep = null;
     this.writeEnding();
   }
 
@@ -276,10 +283,7 @@ export class FlashTilesFigure {
     if (!c) return;
     const j = Math.max(0, Math.min(c.steps.steps.length - 1, Number.isFinite(step) ? Math.round(step) : 0));
     this.stepInput.value = String(j);
-    if (save) {
-      this.stepInput.dataset.touched = '1';
-      this.context.state.set({ row: c.row, step: j });
-    }
+    if (save) this.context.state.set({ row: c.row, step: j });
     this.stepLabel.textContent = `${j + 1} of ${c.steps.steps.length}`;
     for (const tr of this.stepsBody.rows) tr.classList.toggle('current', Number(tr.dataset.step) === j);
     this.grid.setData(c.predicted.rows, c.predicted.cols, c.states);
