@@ -15,7 +15,8 @@
 // kernel's m and l sit beside them. After the last tile, p_s = e^(s - m) / l with the
 // kernel's m and l is compared with the plain softmax of the whole row.
 //
-// URL state: flash-tiles.row (the query row), flash-tiles.step (the key tile on show).
+// URL state: flash-tiles.row (the query row), flash-tiles.step (the key tile on show);
+// flash-tiles.cpu is the door's (shared/gpu-gate.ts).
 // The host gets data-mode (gpu or cpu), data-kernel-counts and data-gallery-counts
 // ({skipped, partial, full}), data-agree, data-checks-failed, data-row-probs (the row's
 // probabilities from the kernel's m and l, 0 where hidden) and data-probs-error.

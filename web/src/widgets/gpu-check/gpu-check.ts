@@ -1,10 +1,10 @@
 // "Run on your GPU", once the browser has granted a device (shared/gpu-gate.ts says so
-// where it has not): names the adapter and shows the WebGPU kernels'
-// checks on it as attn verify prints them (kernel, case, check, max |error|, tolerance,
-// PASS or FAIL), one row as each comes back. The figures below (flash-tiles, gpu-cost)
-// wait for the same verdict (gpu/gpu-session.ts) and run on the device only if it passed.
-// The host gets data-adapter (the gate sets data-gpu="none" without one), data-checks, data-failed and data-ms
-// (from asking for the device to the last check) and data-page-ms (from the page's start).
+// where it has not): names the adapter and shows the WebGPU kernels' checks on it as
+// attn verify prints them (kernel, case, check, max |error|, tolerance, PASS or FAIL),
+// a row as each comes back. The figures below (flash-tiles, gpu-cost) wait for the same
+// verdict (gpu/gpu-session.ts) and run on the device only if it passed.
+// The host gets data-adapter, data-checks, data-failed, data-ms (from opening the device
+// to the last check) and data-page-ms (from the page's start); the gate sets data-gpu.
 import '../../styles/check-table.css';
 import { el, setStatus } from '../../lib/dom';
 import { describeAdapter } from '../../gpu/gpu-device';
