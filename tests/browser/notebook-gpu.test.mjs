@@ -198,7 +198,7 @@ describe('the notebook in a browser that grants no WebGPU adapter', () => {
       const said = await figure(page, 'gpu-check').locator('[data-when-gpu]:visible').allTextContents();
       console.log(said.join('\n'));
       assert.equal(said.length, 1);
-      assert.match(said[0], /^No GPU here: [^.]*WebGPU[^.]*, so the figures below show what the core computes on the CPU instead\.$/);
+      assert.match(said[0], /^No GPU here: [^.]*WebGPU[^.]*, so the figures below offer what the core computes on the CPU instead\.$/);
       await figure(page, 'flash-tiles').scrollIntoViewIfNeeded();
       await page.getByTestId('flash-tiles-cpu').click();
       await page.waitForFunction(() => document.querySelector('[data-widget="flash-tiles"]').dataset.rowProbs !== undefined, null, { timeout: 60_000 });
