@@ -311,35 +311,12 @@ std::vector<CheckRecord> check_kernel_sample(const KernelCase& c, const std::str
         // The first and the last row and evenly between: [B * Hq * T] flattened.
         const std::int64_t at = rows == 1 ? 0 : i * (all - 1) / (rows - 1);
         const std::int64_t t = at % s.T, head = (at / s.T) % s.Hq, batch = at / (s.T * s.Hq);
-        const OnlineSoftmaxRow reference = online_softmax_steps(c, in, s.S, batch, head, t);
-        // The same row in fp32, as the fp32 reference computes it: scores, softmax (with
-        // the sink), weighted sum.
-        const std::int64_t kv_head = head / (s.Hq / s.Hkv);
-        const float* q = &in.q[std::size_t(at * s.D)];
-        const float scale = float(1.0 / std::sqrt(double(s.D)));
-        std::vector<float> scores(std::size_t(s.S), -INFINITY);
-        float top = in.sinks.empty() ? -INFINITY : in.sinks[std::size_t(head)];
-        for (std::int64_t key = 0; key < s.S; ++key) {
-            if (reference.scores[std::size_t(key)] == -INFINITY) continue;
-            const float* k = &in.k[std::size_t(((batch * s.Hkv + kv_head) * s.S + key) * s.D)];
-            float dot = 0;
-            for (std::int64_t d = 0; d < s.D; ++d) dot += q[d] * k[d];
-            scores[std::size_t(key)] = dot * scale;
-            top = std::max(top, scores[std::size_t(key)]);
-        }
-        float total = in.sinks.empty() ? 0.0f : std::exp(in.sinks[std::size_t(head)] - top);
-        for (float score : scores) total += score == -INFINITY ? 0.0f : std::exp(score - top);
-        std::vector<float> fp32(std::size_t(s.D), 0.0f);
-        for (std::int64_t key = 0; key < s.S && total > 0; ++key) {
-            if (scores[std::size_t(key)] == -INFINITY) continue;
-            const float p = std::exp(scores[std::size_t(key)] - top) / total;
-            const float* v = &in.v[std::size_t(((batch * s.Hkv + kv_head) * s.S + key) * s.D)];
-            for (std::int64_t d = 0; d < s.D; ++d) fp32[std::size_t(d)] += p * v[d];
-        }
+        const RowAttention<double> fp64 = row_attention<double>(c, in, batch, head, t);
+        const RowAttention<float> fp32 = row_attention<float>(c, in, batch, head, t);
         for (std::int64_t d = 0; d < s.D; ++d) {
-            const double want = reference.out[std::size_t(d)];
+            const double want = fp64.out[std::size_t(d)];
             largest = std::max(largest, std::abs(want));
-            fp32_error = worse_error(fp32_error, std::abs(double(fp32[std::size_t(d)]) - want));
+            fp32_error = worse_error(fp32_error, std::abs(double(fp32.out[std::size_t(d)]) - want));
             if (sized) error = worse_error(error, std::abs(double(out[std::size_t(at * s.D + d)]) - want));
         }
     }

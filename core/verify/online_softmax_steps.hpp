@@ -21,6 +21,21 @@
 
 namespace anatomy {
 
+// One query row's attention at once, in precision Real (its dot products and softmax in
+// Real, from the fp32 inputs): the plain softmax the steps end on, and what the sampled
+// check (check_kernel_sample) holds a kernel's rows to in fp64 and fp32.
+template <typename Real>
+struct RowAttention {
+    std::vector<Real> scores;  // [S] q . k / sqrt(D), -inf where the row does not see the key
+    std::vector<Real> probs;   // [S] with the sink as one more score without a value, 0 where hidden
+    std::vector<Real> out;     // [D] sum_s probs_s v_s
+};
+
+// Throws InputError for a sequence, head or row outside the case.
+template <typename Real>
+RowAttention<Real> row_attention(const KernelCase& kernel_case, const KernelInputs& inputs, std::int64_t batch,
+                                 std::int64_t head, std::int64_t row);
+
 struct OnlineSoftmaxStep {
     std::int64_t first = 0, last = 0;   // the tile's keys [first, last)
     std::int64_t visible = 0;           // how many of them the row sees
@@ -35,7 +50,7 @@ struct OnlineSoftmaxRow {
     std::vector<double> scores;         // [S] q . k / sqrt(D), -inf where the row does not see the key
     double sink = 0;                    // the head's sink logit, -inf without sinks
     std::vector<OnlineSoftmaxStep> steps;  // one per key tile, ceil(S / tile_k)
-    std::vector<double> probs;          // [S] the plain softmax of the whole row (with the sink), 0 where hidden
+    std::vector<double> probs;          // [S] the plain softmax of the whole row (row_attention), 0 where hidden
     std::vector<double> out;            // [D] sum_s probs_s v_s
 };
 

@@ -87,12 +87,12 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 /**
  * Query rows per workgroup (one invocation each) and keys per tile: as many rows as the
  * adapter allows up to 64, and the most keys, a power of two up to 64, whose K and V tiles
- * fit its workgroup storage with the kernels' other workgroup variables.
+ * fit its workgroup storage with the kernels' other workgroup variables (tilesProblem).
  */
 export function chooseTiles(limits: GPUSupportedLimits, D: number): Tiles | null {
   const rows = Math.min(64, limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
   for (let keys = 64; keys >= 1; keys /= 2)
-    if (2 * keys * D * 4 + rows * 4 + 16 <= limits.maxComputeWorkgroupStorageSize) return { rows, keys };
+    if (tilesProblem(limits, D, { rows, keys }) === null) return { rows, keys };
   return null;
 }
 

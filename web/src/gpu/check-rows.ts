@@ -8,6 +8,14 @@ export function recordNumber(x: number | null): string {
   return x === null ? 'inf' : Number.isFinite(x) ? x.toExponential(3) : String(x);
 }
 
+const recordColumns = ['check', 'max |error|', 'tolerance', 'result'];
+
+/** A table of records under `first`'s column names and recordRow's: its rows go in `body`. */
+export function checkTable(first: string[], body: HTMLTableSectionElement, testid: string): HTMLTableElement {
+  return el('table', { class: 'check-table', 'data-testid': testid },
+    el('thead', {}, el('tr', {}, ...[...first, ...recordColumns].map((h) => el('th', { scope: 'col' }, h)))), body);
+}
+
 /** A record's row of the CLI's table after the `first` cells: check, max |error|, tolerance, PASS or FAIL; failing rows in red. */
 export function recordRow(record: CheckRecord, first: string[]): HTMLTableRowElement {
   const cells = [...first, record.name, recordNumber(record.max_abs_error), `${record.relation} ${recordNumber(record.tolerance)}`,

@@ -15,10 +15,9 @@ import { setStatus } from '../lib/dom';
 import { loadKernelChecks } from '../lib/kernel-checks-core';
 import { describeAdapter, openGpu } from '../gpu/gpu-device';
 import { type AttentionInputs, type AttentionShape, chooseTiles, type KernelVersion, type RunOptions, runAttention, shapeProblem } from '../gpu/attention-gpu';
-import type { MaskSpec } from '../lib/core-types';
 import { type KernelCheckOptions, type KernelCheckRow, runKernelChecks, runSuiteOnDevice } from '../gpu/kernel-checks';
 import { recordRow } from '../gpu/check-rows';
-import type { CheckRecord } from '../lib/core-types';
+import type { CheckRecord, MaskSpec } from '../lib/core-types';
 
 const adapterLine = document.querySelector<HTMLElement>('#gpu-adapter')!;
 const summary = document.querySelector<HTMLElement>('#gpu-summary')!;

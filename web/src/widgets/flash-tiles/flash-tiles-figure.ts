@@ -30,7 +30,7 @@ import type { WidgetContext } from '../../lib/widget';
 import { count, groupDigits } from '../../lib/words';
 import { runAttention, tilesProblem } from '../../gpu/attention-gpu';
 import { describeAdapter, type Gpu } from '../../gpu/gpu-device';
-import { recordRow } from '../../gpu/check-rows';
+import { checkTable, recordRow } from '../../gpu/check-rows';
 import { gpuSession } from '../../gpu/gpu-session';
 import { GridGeometry, StateGrid, tileStateStyles } from '../shared/state-grid';
 
@@ -65,6 +65,11 @@ interface Computed {
 
 /** v1 flash's record (1 partial, 2 skipped, 3 full) in the gallery's coding. */
 const fromKernel = [255, 1, 0, 2];
+
+/** The kernels' "nothing seen yet" maximum, the lowest f32 (gpu/kernels/common.wgsl). */
+const lowestF32 = -3.4028234663852886e38;
+/** The recorded m after key tile j, null while the row has seen nothing. */
+const recordedM = (trace: Float32Array, j: number) => (trace[2 * j] <= lowestF32 ? null : trace[2 * j]);
 
 const num = (x: number | null, digits = 4) => (x === null ? '−∞' : Number.isFinite(x) ? x.toFixed(digits) : String(x));
 
@@ -137,9 +142,7 @@ export class FlashTilesFigure {
           el('span', { class: 'flash-swatch flash-swatch-step', 'aria-hidden': 'true' }), ' the key tile on show')),
       this.countsLine,
       this.agreement,
-      el('div', { class: 'scroll-x', hidden: !device.gpu }, el('table', { class: 'check-table', 'data-testid': 'flash-tiles-checks' },
-        el('thead', {}, el('tr', {}, ...['case', 'check', 'max |error|', 'tolerance', 'result'].map((h) => el('th', { scope: 'col' }, h)))),
-        this.checksBody)),
+      el('div', { class: 'scroll-x', hidden: !device.gpu }, checkTable(['case'], this.checksBody, 'flash-tiles-checks')),
       el('h4', { class: 'flash-row-title' }, 'One row, tile by tile'),
       el('div', { class: 'controls flash-controls' },
         labelled('Query row', this.rowInput),
@@ -212,7 +215,7 @@ export class FlashTilesFigure {
     const predicted = this.context.core.maskTiles(mask, tq, tk);
     const steps = checks.rowSteps(figure, { tile_k: tk, batch: 0, head: 0, row });
     if (!gpu) {
-      const trace = new Float32Array(steps.steps.flatMap((s) => [s.m ?? -3.4028234663852886e38, s.l]));
+      const trace = new Float32Array(steps.steps.flatMap((s) => [s.m ?? lowestF32, s.l]));
       return { spec, row, states: predicted.states, predicted, trace, steps, records: [], ms: null };
     }
     const problem = tilesProblem(gpu.limits, headSize, { rows: tq, keys: tk });
@@ -267,7 +270,7 @@ export class FlashTilesFigure {
     this.stepInput.max = String(cols - 1);
     this.stepsBody.replaceChildren(...c.steps.steps.map((s, j) => {
       const tr = el('tr', { 'data-step': j },
-        ...[String(j), `${s.first}–${s.last - 1}`, String(s.visible), num(s.tile_max), num(c.trace[2 * j] <= -3e38 ? null : c.trace[2 * j]), num(s.m),
+        ...[String(j), `${s.first}–${s.last - 1}`, String(s.visible), num(s.tile_max), num(recordedM(c.trace, j)), num(s.m),
           num(c.trace[2 * j + 1]), num(s.l), num(s.rescale)].map((text, i) => el('td', { class: i >= 3 ? 'num' : undefined }, text)));
       tr.addEventListener('click', () => this.setStep(j));
       return tr;
@@ -309,9 +312,9 @@ export class FlashTilesFigure {
         `o = o before × rescale + Σ e^(s − m) v = (${s.acc.slice(0, 3).map((x) => num(x, 3)).join(', ')}, …), ${s.acc.length} channels`,
       );
     }
-    const km = trace[2 * j], kl = trace[2 * j + 1];
+    const kl = trace[2 * j + 1];
     if (this.device.gpu)
-      lines.push(`The kernel recorded m = ${num(km <= -3e38 ? null : km)} and ℓ = ${num(kl)} after this tile.`);
+      lines.push(`The kernel recorded m = ${num(recordedM(trace, j))} and ℓ = ${num(kl)} after this tile.`);
     this.formula.replaceChildren(...lines.map((line) => el('p', {}, line)));
   }
 

@@ -8,7 +8,7 @@
 import '../../styles/check-table.css';
 import { el, setStatus } from '../../lib/dom';
 import { describeAdapter } from '../../gpu/gpu-device';
-import { recordRow } from '../../gpu/check-rows';
+import { checkTable, recordRow } from '../../gpu/check-rows';
 import { gpuSession } from '../../gpu/gpu-session';
 
 export function mountGpuCheck(root: HTMLElement): void {
@@ -24,9 +24,7 @@ export function mountGpuCheck(root: HTMLElement): void {
     host.dataset.adapter = `${adapter.vendor} ${adapter.architecture}`;
     setStatus(adapterLine, `Running on ${describeAdapter(adapter)}. Its checks first:`);
     const body = el('tbody');
-    const table = el('table', { class: 'check-table', 'data-testid': 'gpu-check-table' },
-      el('thead', {}, el('tr', {}, ...['kernel', 'case', 'check', 'max |error|', 'tolerance', 'result'].map((h) => el('th', { scope: 'col' }, h)))),
-      body);
+    const table = checkTable(['kernel', 'case'], body, 'gpu-check-table');
     root.append(el('div', { class: 'scroll-x gpu-check-scroll', tabindex: 0, role: 'region', 'aria-label': 'The WebGPU kernels\' checks on this GPU' }, table));
     summary.textContent = 'Checking…';
     session.watch((row) => {
